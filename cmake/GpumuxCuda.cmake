@@ -1,0 +1,21 @@
+# Three tiers (docs/decisions.md): no nvcc -> the "cuda" platform is a stub that says it was
+# not compiled; nvcc without a GPU -> everything builds, GPU tests are labelled `gpu`;
+# a GPU -> everything runs. Architectures are explicit, never "native" (that needs a GPU).
+set(GPUMUX_WITH_CUDA OFF)
+if(NOT GPUMUX_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(GPUMUX_WITH_CUDA ON)
+  elseif(GPUMUX_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "GPUMUX_CUDA=ON but no CUDA compiler was found")
+  endif()
+endif()

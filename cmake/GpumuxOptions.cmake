@@ -1,0 +1,24 @@
+# Warnings and sanitizers shared by every gpumux target.
+add_library(gpumux_options INTERFACE)
+target_compile_options(gpumux_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic>)
+if(GPUMUX_SANITIZE)
+  target_compile_options(gpumux_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${GPUMUX_SANITIZE} -fno-omit-frame-pointer>)
+  target_link_options(gpumux_options INTERFACE -fsanitize=${GPUMUX_SANITIZE})
+endif()
+
+# Provenance compiled into the binary (run.json).
+execute_process(COMMAND git rev-parse --short=12 HEAD
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+  OUTPUT_VARIABLE GPUMUX_GIT_REVISION OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT GPUMUX_GIT_REVISION)
+  set(GPUMUX_GIT_REVISION "unknown")
+endif()
+
+# Links every gpumux part into an executable. The plug-in parts are OBJECT libraries so the
+# registrars inside them (static bools) are never dropped by the linker.
+function(gpumux_link_all target)
+  target_link_libraries(${target} PRIVATE
+    gpumux_core gpumux_sim gpumux_backend gpumux_policies gpumux_options)
+endfunction()

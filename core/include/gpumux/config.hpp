@@ -1,0 +1,63 @@
+// Experiment configuration: one JSON file, parsed strictly (unknown keys and wrong types are
+// errors naming the file and the key path), with `--set a.b.c=value` overrides applied to
+// the JSON before parsing. See docs/configuration.md for every key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/device_profile.hpp"
+#include "gpumux/time.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+
+struct DeviceConfig {
+  std::string profile;                    ///< name in traces/devices/
+  std::optional<std::uint64_t> memory_bytes;  ///< override of the profile's capacity
+};
+
+struct ExperimentConfig {
+  std::string file;  ///< where it was read from (for messages)
+  std::string name;
+  std::string description;
+  std::string platform = "sim";
+  nlohmann::json platform_params = nlohmann::json::object();
+  std::uint64_t seed = 1;
+  std::vector<DeviceConfig> devices;
+  CostOptions cost;
+  std::string policy;
+  nlohmann::json policy_params = nlohmann::json::object();
+  std::vector<JobSpec> jobs;  ///< the whole workload, expanded (files, inline jobs, services)
+  TimeNs horizon_ns = kTimeNever;
+  std::string out_dir;        ///< default: results/<name>
+  bool write_trace = true;    ///< trace.json (Chrome/Perfetto)
+  nlohmann::json resolved;    ///< the JSON after overrides (written as config.resolved.json)
+};
+
+/// Applies one "a.b.c=value" override to a JSON document. The value is parsed as JSON when it
+/// parses (numbers, true/false, objects), else taken as a string. Array elements are
+/// addressed by index ("devices.0.profile"). Throws ConfigError on a bad path.
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
+
+/// Loads, overrides, validates and expands a config. `repo_root` resolves relative paths
+/// (models, device profiles, workload and arrival files). Throws ConfigError / TraceError.
+[[nodiscard]] ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                               const std::vector<std::string>& overrides,
+                                               const std::filesystem::path& repo_root);
+
+/// The same from an in-memory document (tests, sweeps).
+[[nodiscard]] ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
+                                                const std::filesystem::path& repo_root);
+
+/// Finds the repository root: $GPUMUX_ROOT, else the first ancestor of `start` holding
+/// traces/models. Throws UsageError when none is found.
+[[nodiscard]] std::filesystem::path find_repo_root(const std::filesystem::path& start);
+
+}  // namespace gpumux

@@ -1,0 +1,82 @@
+// Device profiles: the numbers the simulator (and the emulated backend) use to predict how
+// long work takes on a device. Read from traces/devices/<name>.json; every number there names
+// its source. See traces/formats.md for the schema and traces/devices/README.md for the model.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpumux/model.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux {
+
+enum class DeviceKind : std::uint8_t { Gpu, Cpu };
+enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16 };
+
+[[nodiscard]] Precision parse_precision(std::string_view text);  // throws UsageError
+[[nodiscard]] std::string_view to_string(Precision p) noexcept;
+
+/// Measured per-layer times for one (model, batch) from a calibration run; they override the
+/// analytic model when present.
+struct LayerTimes {
+  std::vector<DurationNs> forward_ns;
+  std::vector<DurationNs> backward_ns;
+};
+
+struct DeviceProfile {
+  std::string name;
+  std::string display_name;
+  DeviceKind kind = DeviceKind::Gpu;
+  std::uint64_t memory_bytes = 0;
+  std::uint32_t sm_count = 1;  ///< SMs for a GPU, cores for a CPU
+
+  // compute
+  double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0;
+  double mem_bandwidth_gbps = 0;  ///< GB/s = bytes per ns
+  std::array<double, kLayerKinds> efficiency{};  ///< by LayerKind
+  double memory_efficiency = 1.0;
+  std::uint32_t tile_m = 128, tile_n = 128;
+
+  // kernels
+  DurationNs launch_ns = 0;
+  std::array<std::uint32_t, kLayerKinds> kernels_per_layer{};
+
+  // host link
+  double h2d_gbps = 0, d2h_gbps = 0, peer_gbps = 0;
+  DurationNs h2d_latency_ns = 0, d2h_latency_ns = 0;
+  double pageable_factor = 1.0;
+
+  // runtime costs
+  DurationNs process_start_ns = 0, context_create_ns = 0, stream_create_ns = 0;
+  DurationNs malloc_base_ns = 0, malloc_per_gib_ns = 0, free_ns = 0, event_ns = 0,
+             pin_per_gib_ns = 0;
+
+  // sharing
+  DurationNs timeslice_ns = 0, context_switch_ns = 0;
+  double mps_efficiency = 1.0, concurrent_efficiency = 1.0;
+
+  /// Calibrated per-layer times: model name -> batch -> times (optional).
+  std::map<std::string, std::map<std::uint32_t, LayerTimes>, std::less<>> calibrated;
+  /// Provenance of the profile as a whole ("datasheet", or a calibration run's GPU/driver/date).
+  std::string provenance;
+
+  [[nodiscard]] double peak_tflops(Precision p) const noexcept;
+  /// cudaMalloc(bytes) cost in this profile.
+  [[nodiscard]] DurationNs malloc_ns(std::uint64_t bytes) const noexcept;
+};
+
+/// Parses a profile file strictly; throws TraceError naming the file and key path.
+[[nodiscard]] DeviceProfile load_device_profile(const std::filesystem::path& file);
+
+/// Finds `name` in `directory` (<name>.json); throws UsageError listing the valid names.
+[[nodiscard]] DeviceProfile find_device_profile(const std::filesystem::path& directory,
+                                                const std::string& name);
+[[nodiscard]] std::vector<std::string> device_profile_names(const std::filesystem::path& directory);
+
+}  // namespace gpumux

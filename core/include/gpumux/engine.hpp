@@ -1,0 +1,56 @@
+// The Engine: pulls jobs and requests from the workload, calls the policy's hooks on the
+// runtime thread, validates and applies the commands they issue, turns device completions
+// into job progress, and emits every event. It knows nothing of CUDA or of virtual time: the
+// same Engine drives "sim", "emulated" and "cuda".
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/events.hpp"
+#include "gpumux/model.hpp"
+#include "gpumux/platform.hpp"
+#include "gpumux/policy.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+
+struct EngineOptions {
+  TimeNs horizon_ns = kTimeNever;  ///< stop at this time; unfinished jobs end as "horizon"
+  CostOptions cost;
+  std::uint64_t seed = 1;
+};
+
+struct RunResult {
+  TimeNs end_ns = 0;
+  std::uint64_t runtime_events = 0;  ///< callbacks the runtime executed
+  std::size_t jobs_finished = 0;
+  std::size_t jobs_rejected = 0;
+  std::size_t jobs_unfinished = 0;  ///< cut by the horizon
+};
+
+class EngineImpl;
+
+class Engine {
+ public:
+  /// `platform`, `policy` and `models` must outlive the Engine.
+  Engine(Platform& platform, Policy& policy, std::vector<JobSpec> jobs, const ModelCatalog& models,
+         EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Runs the experiment to completion (or the horizon). Throws PolicyError, OutOfMemory
+  /// (uncaught by the policy), CudaError.
+  RunResult run();
+  [[nodiscard]] const EventLog& log() const noexcept;
+  /// Moves the event log out (after run()).
+  [[nodiscard]] EventLog take_log() noexcept;
+  [[nodiscard]] const std::vector<JobSpec>& jobs() const noexcept;
+
+ private:
+  std::unique_ptr<EngineImpl> impl_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,81 @@
+// Typed errors. The CLI maps them to exit codes: bad input (ConfigError, TraceError,
+// UsageError) exits 2; failures at run time (PolicyError, OutOfMemory, CudaError, NotCompiled,
+// DeviceUnavailable) exit 1.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gpumux {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad input: `what()` is "<file>: <key path or line>: <problem>".
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A config file (or a --set override) is malformed: names the file and the key path.
+class ConfigError final : public InputError {
+ public:
+  ConfigError(const std::string& file, const std::string& key_path, const std::string& problem)
+      : InputError(file + ": " + (key_path.empty() ? std::string("(top level)") : key_path) +
+                   ": " + problem) {}
+};
+
+/// A trace, workload, model or profile file is malformed: names the file and line or key.
+class TraceError final : public InputError {
+ public:
+  TraceError(const std::string& file, const std::string& where, const std::string& problem)
+      : InputError(file + ": " + where + ": " + problem) {}
+};
+
+/// A bad command-line argument.
+class UsageError final : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+/// A policy issued an invalid command; names the policy and the command.
+class PolicyError final : public Error {
+ public:
+  PolicyError(const std::string& policy, const std::string& command, const std::string& problem)
+      : Error("policy '" + policy + "': " + command + ": " + problem) {}
+};
+
+/// A memory resource could not satisfy an allocation.
+class OutOfMemory final : public Error {
+ public:
+  OutOfMemory(std::uint64_t requested_bytes, std::uint64_t free_bytes, const std::string& where)
+      : Error(where + ": out of memory: requested " + std::to_string(requested_bytes) +
+              " B, largest free block " + std::to_string(free_bytes) + " B"),
+        requested_bytes_(requested_bytes) {}
+  [[nodiscard]] std::uint64_t requested_bytes() const noexcept { return requested_bytes_; }
+
+ private:
+  std::uint64_t requested_bytes_;
+};
+
+/// A CUDA or cuBLAS call failed; the message names the call and file:line.
+class CudaError final : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The requested backend was not compiled into this build.
+class NotCompiled final : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The backend was compiled but no usable device exists at run time (e.g. no GPU).
+class DeviceUnavailable final : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace gpumux

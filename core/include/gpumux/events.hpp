@@ -1,0 +1,87 @@
+// The canonical record of a run. Every platform emits the same event kinds; events.jsonl is
+// this log serialised, and every summary number is computed from it (metrics never come from
+// policies or devices directly). Runtime thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpumux/ids.hpp"
+#include "gpumux/op.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux {
+
+enum class EventKind : std::uint8_t {
+  RunStart,        ///< a = number of jobs
+  JobArrival,      ///< job
+  RequestArrival,  ///< job, a = request id
+  OpSubmit,        ///< op fields
+  OpStart,         ///< op fields
+  OpEnd,           ///< op fields, status; a = started_ns
+  RequestEnd,      ///< job, a = request id, b = latency ns
+  IterationEnd,    ///< job, a = iteration ordinal (1-based)
+  JobEnd,          ///< job, label = "finished" | "rejected: <reason>" | "horizon"
+  Alloc,           ///< device, job, a = bytes, b = offset, label = purpose
+  Free,            ///< device, job, a = bytes, b = offset
+  ContextCreate,   ///< device, a = context id, b = start cost ns, label = "mps" | "exclusive"
+  Preempt,         ///< job, a = ops dropped, label = mode
+  Migrate,         ///< job, device = destination, a = bytes
+  PolicyMetric,    ///< label = metric name, value = sample
+  DeviceNote,      ///< device, label = what (e.g. "timeslice"), a = value
+  RunEnd           ///< a = events executed by the runtime
+};
+[[nodiscard]] std::string_view to_string(EventKind k) noexcept;
+
+inline constexpr std::uint32_t kNoJob = 0xffffffffu;
+
+struct Event {
+  TimeNs t_ns = 0;
+  EventKind kind = EventKind::RunStart;
+  OpKind op_kind = OpKind::Compute;
+  OpPurpose purpose = OpPurpose::Other;
+  OpStatus status = OpStatus::Ok;
+  std::uint32_t job = kNoJob;
+  std::uint64_t op = 0;
+  std::uint16_t device = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t first_layer = 0, last_layer = 0;
+  std::int64_t a = 0, b = 0;
+  double value = 0;
+  std::string_view label;  ///< interned in the EventLog; stable for the log's lifetime
+};
+
+/// Append-only in-memory log.
+class EventLog {
+ public:
+  // Labels are views into strings_; a copy would dangle, so the log is move-only (moving a
+  // deque keeps its elements in place).
+  EventLog() = default;
+  EventLog(EventLog&&) noexcept = default;
+  EventLog& operator=(EventLog&&) noexcept = default;
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+
+  void reserve(std::size_t n) { events_.reserve(n); }
+  void add(const Event& e) { events_.push_back(e); }
+  /// Returns a view of a copy of `s` that lives as long as the log.
+  std::string_view intern(std::string_view s);
+  [[nodiscard]] const std::vector<Event>& events() const noexcept { return events_; }
+  [[nodiscard]] std::size_t size() const noexcept { return events_.size(); }
+
+  /// One JSON object per line, fields in a fixed order (byte-identical for identical logs).
+  void write_jsonl(std::ostream& out) const;
+
+ private:
+  std::vector<Event> events_;
+  std::deque<std::string> strings_;
+};
+
+/// Parses events.jsonl back (for offline summaries of real runs). Throws TraceError.
+[[nodiscard]] EventLog read_events_jsonl(const std::string& file);
+
+}  // namespace gpumux

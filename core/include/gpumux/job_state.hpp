@@ -1,0 +1,107 @@
+// What a policy can see of a job: its spec, phase, progress and where its weights live.
+// Owned by the Engine, updated only on the runtime thread between hooks; policies get const
+// references that stay valid for the whole run.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/ids.hpp"
+#include "gpumux/memory.hpp"
+#include "gpumux/model.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+
+enum class JobPhase : std::uint8_t {
+  NotArrived,  ///< known from the trace, not yet arrived
+  Waiting,     ///< arrived; nothing of it has run yet
+  Running,     ///< some op of it has been submitted
+  Finished,
+  Rejected
+};
+[[nodiscard]] std::string_view to_string(JobPhase p) noexcept;
+
+/// Where a job's dispatch cursor stands: unit (iteration or request ordinal), pass, and how
+/// many layers of the pass are done. Ordered, so the Engine can rewind to the earliest
+/// dropped op.
+struct Cursor {
+  std::uint64_t unit = 0;
+  Pass pass = Pass::Forward;
+  std::uint32_t layers_done = 0;
+  friend auto operator<=>(const Cursor&, const Cursor&) = default;
+};
+
+/// Residency of one layer's weights (and, for training, its gradients and optimizer state)
+/// on one device.
+enum class Residency : std::uint8_t { Absent, Loading, Resident };
+
+struct DeviceResidency {
+  std::vector<Residency> layers;     ///< by layer index
+  std::vector<OpId> loading_op;      ///< valid where layers[i] == Loading
+  std::vector<std::uint64_t> offsets;  ///< arena offset of each layer's weights when held
+  std::vector<Allocation> allocations;  ///< weight/state memory held on this device
+  Allocation activations;               ///< ephemeral memory of the open unit, if any
+  std::uint32_t ops_in_flight = 0;      ///< this job's unfinished ops on this device
+  std::uint64_t bytes = 0;           ///< total bytes held
+};
+
+struct JobState {
+  JobId id{};
+  const JobSpec* spec = nullptr;
+  const Model* model = nullptr;
+  JobPhase phase = JobPhase::NotArrived;
+  TimeNs arrival_ns = 0;
+  TimeNs first_start_ns = -1;  ///< first op start, -1 before
+  TimeNs finish_ns = -1;
+
+  /// The device its compute is placed on (set by dispatch, load and migrate).
+  DeviceId device{};
+
+  // progress
+  std::uint64_t iterations_done = 0;   ///< training
+  std::uint64_t requests_done = 0;     ///< inference
+  std::deque<RequestId> pending_requests;  ///< arrived, not finished, oldest first
+  Cursor dispatched;                   ///< next work to dispatch
+  Cursor completed;                    ///< next work to complete
+  OpId last_op{};                      ///< the job's latest compute/migrate/delay op
+  bool has_last_op = false;
+  std::uint32_t ops_in_flight = 0;     ///< submitted compute/copy ops not yet finished
+  DurationNs attained_ns = 0;          ///< device time of its completed compute ops
+  std::uint64_t ops_completed = 0;
+
+  /// Residency by device index (CPU devices: always resident).
+  std::vector<DeviceResidency> residency;
+
+  [[nodiscard]] bool training() const noexcept { return spec->kind == JobKind::Training; }
+  [[nodiscard]] bool inference() const noexcept { return spec->kind == JobKind::Inference; }
+  [[nodiscard]] bool done() const noexcept {
+    return phase == JobPhase::Finished || phase == JobPhase::Rejected;
+  }
+  [[nodiscard]] bool active() const noexcept {
+    return phase == JobPhase::Waiting || phase == JobPhase::Running;
+  }
+  /// Whether dispatch() has something to issue now (a training iteration or a request in
+  /// progress or waiting).
+  [[nodiscard]] bool has_dispatchable_work() const noexcept;
+  /// Whether an iteration/request has begun (some of it dispatched) and not ended.
+  [[nodiscard]] bool unit_in_progress() const noexcept {
+    return dispatched != Cursor{completed.unit, Pass::Forward, 0};
+  }
+  /// Layers of the current pass not yet dispatched.
+  [[nodiscard]] std::uint32_t layers_left_in_pass() const noexcept;
+  /// Whether all of [range] is Resident on `device` (CPU: always true).
+  [[nodiscard]] bool resident(DeviceId device, LayerRange range) const;
+  /// Whether every layer is Resident or Loading on `device`.
+  [[nodiscard]] bool resident_or_loading(DeviceId device, LayerRange range) const;
+  [[nodiscard]] std::uint64_t resident_bytes(DeviceId device) const;
+  /// Number of work units (iterations or requests) in the whole job.
+  [[nodiscard]] std::uint64_t total_units() const noexcept;
+  [[nodiscard]] std::uint64_t units_done() const noexcept {
+    return training() ? iterations_done : requests_done;
+  }
+};
+
+}  // namespace gpumux

@@ -1,0 +1,54 @@
+// Strict reading of JSON objects: every key read is typed and checked, and finish() rejects
+// keys nobody read. Errors name the file and the dotted key path ("policy.params.quantum_us").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/errors.hpp"
+
+namespace gpumux {
+
+class JsonReader {
+ public:
+  /// `path` is the key path of `object` itself ("" for the document root).
+  JsonReader(const nlohmann::json& object, std::string file, std::string path);
+
+  [[nodiscard]] bool has(const std::string& key) const;
+  [[nodiscard]] std::string path_of(const std::string& key) const;
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+
+  /// Typed getters; `required_*` throw when the key is missing, the others return the default.
+  [[nodiscard]] std::string required_string(const std::string& key);
+  [[nodiscard]] std::string string_or(const std::string& key, const std::string& fallback);
+  [[nodiscard]] double required_number(const std::string& key);
+  [[nodiscard]] double number_or(const std::string& key, double fallback);
+  [[nodiscard]] std::int64_t required_int(const std::string& key);
+  [[nodiscard]] std::int64_t int_or(const std::string& key, std::int64_t fallback);
+  [[nodiscard]] bool bool_or(const std::string& key, bool fallback);
+  /// Raw access to a sub-value (marks it read); throws if missing.
+  [[nodiscard]] const nlohmann::json& required(const std::string& key);
+  [[nodiscard]] const nlohmann::json* optional(const std::string& key);
+  /// A nested object reader.
+  [[nodiscard]] JsonReader object(const std::string& key);
+
+  /// Number constraints (throw ConfigError naming the key).
+  double positive(const std::string& key, double value) const;
+  double non_negative(const std::string& key, double value) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
+
+  /// Throws for any key that was never read: "unknown key".
+  void finish() const;
+
+ private:
+  const nlohmann::json& object_;
+  std::string file_;
+  std::string path_;
+  std::set<std::string> read_;
+};
+
+}  // namespace gpumux

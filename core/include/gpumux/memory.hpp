@@ -1,0 +1,100 @@
+// Device-memory bookkeeping in the RMM mould: public allocate/deallocate/stats over private
+// virtual hooks. Pools work on offsets inside an arena of fixed capacity, so fragmentation
+// behaves the same in simulation (no backing store) and on CUDA (one cudaMalloc slab whose
+// base address plus the offset is the pointer). Runtime thread only; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpumux {
+
+struct Allocation {
+  std::uint64_t offset = 0;  ///< bytes from the arena base
+  std::uint64_t bytes = 0;   ///< size as requested, rounded up to the alignment
+  [[nodiscard]] bool valid() const noexcept { return bytes != 0; }
+  friend bool operator==(const Allocation&, const Allocation&) = default;
+};
+
+struct MemoryStats {
+  std::uint64_t capacity_bytes = 0;
+  std::uint64_t in_use_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t largest_free_bytes = 0;
+  std::uint64_t allocations = 0;  ///< successful allocate calls
+  std::uint64_t failures = 0;     ///< allocate calls that found no room
+};
+
+class MemoryResource {
+ public:
+  virtual ~MemoryResource() = default;
+
+  /// Returns an allocation of at least `bytes` (rounded up to `align_bytes`, a power of two),
+  /// or nullopt when no free block fits. `bytes` == 0 yields an empty allocation.
+  [[nodiscard]] std::optional<Allocation> try_allocate(std::uint64_t bytes,
+                                                       std::uint64_t align_bytes = 256);
+  /// As try_allocate, but throws OutOfMemory naming `where`.
+  [[nodiscard]] Allocation allocate(std::uint64_t bytes, const std::string& where,
+                                    std::uint64_t align_bytes = 256);
+  /// Returns memory; `a` must come from this resource and not be freed twice (checked: throws
+  /// std::logic_error). Empty allocations are ignored.
+  void deallocate(const Allocation& a);
+  [[nodiscard]] MemoryStats stats() const noexcept;
+
+ private:
+  virtual std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) = 0;
+  virtual void do_deallocate(const Allocation& a) = 0;
+  [[nodiscard]] virtual std::uint64_t do_capacity() const noexcept = 0;
+  [[nodiscard]] virtual std::uint64_t do_largest_free() const noexcept = 0;
+
+  std::uint64_t in_use_ = 0, peak_ = 0, allocations_ = 0, failures_ = 0;
+};
+
+/// Best-fit free list with coalescing of neighbouring free blocks. O(log n) per operation.
+class BestFitPool final : public MemoryResource {
+ public:
+  /// Manages [base_offset, base_offset + capacity_bytes).
+  explicit BestFitPool(std::uint64_t capacity_bytes, std::uint64_t base_offset = 0);
+  [[nodiscard]] std::size_t free_blocks() const noexcept { return by_offset_.size(); }
+
+ private:
+  std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) override;
+  void do_deallocate(const Allocation& a) override;
+  [[nodiscard]] std::uint64_t do_capacity() const noexcept override { return capacity_; }
+  [[nodiscard]] std::uint64_t do_largest_free() const noexcept override;
+  void insert_free(std::uint64_t offset, std::uint64_t bytes);
+  void erase_free(std::uint64_t offset, std::uint64_t bytes);
+
+  std::uint64_t capacity_;
+  std::map<std::uint64_t, std::uint64_t> by_offset_;             // offset -> size of free block
+  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;   // (size, offset)
+  std::map<std::uint64_t, std::uint64_t> live_;                  // offset -> size, for checks
+};
+
+/// Equal-size blocks (e.g. per-request activation slots): O(1) allocate and free.
+class FixedBlockPool final : public MemoryResource {
+ public:
+  FixedBlockPool(std::uint64_t block_bytes, std::uint64_t block_count,
+                 std::uint64_t base_offset = 0);
+  [[nodiscard]] std::uint64_t block_bytes() const noexcept { return block_bytes_; }
+
+ private:
+  std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) override;
+  void do_deallocate(const Allocation& a) override;
+  [[nodiscard]] std::uint64_t do_capacity() const noexcept override {
+    return block_bytes_ * block_count_;
+  }
+  [[nodiscard]] std::uint64_t do_largest_free() const noexcept override {
+    return free_.empty() ? 0 : block_bytes_;
+  }
+
+  std::uint64_t block_bytes_, block_count_, base_;
+  std::vector<std::uint64_t> free_;  // free block indices, used as a stack
+  std::vector<bool> used_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,105 @@
+// Ops: what a device executes, and the unit of preemption. A compute op runs a layer range of
+// one model in one pass for one request or iteration; a copy op moves bytes over the host link;
+// a host op is a host-side delay on a stream (process start, context creation, cudaMalloc).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/ids.hpp"
+#include "gpumux/model.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux {
+
+enum class OpKind : std::uint8_t { Compute, CopyH2D, CopyD2H, CopyD2D, Host };
+[[nodiscard]] std::string_view to_string(OpKind k) noexcept;
+[[nodiscard]] constexpr bool is_copy(OpKind k) noexcept {
+  return k == OpKind::CopyH2D || k == OpKind::CopyD2H || k == OpKind::CopyD2D;
+}
+
+/// What the op is for, so metrics and backends can tell weight loads from state migration.
+enum class OpPurpose : std::uint8_t {
+  Forward,          ///< compute: forward pass layers
+  Backward,         ///< compute: backward pass layers
+  Update,           ///< compute: optimizer step
+  LoadWeights,      ///< copy: weights host -> device
+  MigrateState,     ///< copy: training state between devices
+  StartContext,     ///< host: process start and/or context creation
+  Allocate,         ///< host: naive cudaMalloc calls
+  Other
+};
+[[nodiscard]] std::string_view to_string(OpPurpose p) noexcept;
+
+/// Up to four ops this op waits for (on any device); allocation-free.
+class DepList {
+ public:
+  static constexpr std::size_t kCapacity = 4;
+  void add(OpId op);  ///< throws std::length_error beyond kCapacity; ignores duplicates
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] OpId operator[](std::size_t i) const noexcept { return ops_[i]; }
+  [[nodiscard]] const OpId* begin() const noexcept { return ops_.data(); }
+  [[nodiscard]] const OpId* end() const noexcept { return ops_.data() + size_; }
+
+ private:
+  std::array<OpId, kCapacity> ops_{};
+  std::size_t size_ = 0;
+};
+
+struct OpSpec {
+  OpId id{};
+  JobId job{};
+  DeviceId device{};
+  StreamId stream{};
+  OpKind kind = OpKind::Compute;
+  OpPurpose purpose = OpPurpose::Other;
+
+  // compute
+  const Model* model = nullptr;
+  LayerRange layers{};
+  Pass pass = Pass::Forward;
+  std::uint32_t batch = 1;
+  bool inference = false;
+
+  // copy
+  std::uint64_t bytes = 0;
+  bool pageable = false;
+  DeviceId peer{};  ///< destination device of a CopyD2D
+
+  // memory the op touches on its device (offsets into the device arena)
+  /// Per-layer weight offsets on this device, indexed by layer (nullptr where memory is not
+  /// tracked, e.g. on a CPU device); valid until the op finishes.
+  const std::uint64_t* layer_offsets = nullptr;
+  std::uint64_t weight_offset = 0;  ///< copies: destination offset of the first byte
+  std::uint64_t activation_offset = 0;
+
+  /// Predicted solo time on the device (compute, host ops); copies are timed by the link.
+  DurationNs solo_ns = 0;
+  /// Host-side cost paid before the op can start (e.g. naive cudaMalloc), ns.
+  DurationNs setup_ns = 0;
+  /// Fraction of the device the op can use alone, (0, 1].
+  double demand = 1.0;
+  DepList after;
+};
+
+enum class OpStatus : std::uint8_t { Ok, Dropped, Aborted };
+[[nodiscard]] std::string_view to_string(OpStatus s) noexcept;
+
+struct OpRecord {
+  OpId op{};
+  JobId job{};
+  DeviceId device{};
+  StreamId stream{};
+  OpKind kind = OpKind::Compute;
+  OpPurpose purpose = OpPurpose::Other;
+  OpStatus status = OpStatus::Ok;
+  LayerRange layers{};
+  TimeNs submitted_ns = 0;
+  TimeNs started_ns = 0;   ///< == finished_ns for ops dropped before they started
+  TimeNs finished_ns = 0;
+  [[nodiscard]] DurationNs duration_ns() const noexcept { return finished_ns - started_ns; }
+};
+
+}  // namespace gpumux

@@ -1,0 +1,46 @@
+// A platform bundles the runtime and the devices: "sim" (virtual time), "emulated" (wall
+// clock, no GPU), "cuda" (real GPU). It is the only thing that differs between them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/device.hpp"
+#include "gpumux/registry.hpp"
+#include "gpumux/runtime.hpp"
+
+namespace gpumux {
+
+class ModelCatalog;
+
+struct PlatformSetup {
+  std::vector<DeviceProfile> profiles;  ///< one per device, DeviceId = index
+  std::uint64_t seed = 0;
+  const ModelCatalog* models = nullptr;  ///< for backends that stage real weights
+  nlohmann::json params = nlohmann::json::object();  ///< platform-specific options
+};
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  [[nodiscard]] virtual Runtime& runtime() noexcept = 0;
+  [[nodiscard]] virtual std::vector<Device*> devices() noexcept = 0;
+  /// One line for run.json: "sim", or the GPU name, driver and CUDA version.
+  [[nodiscard]] virtual std::string describe() const = 0;
+  /// Whether time is virtual (decides e.g. whether wall-clock lateness is meaningful).
+  [[nodiscard]] virtual bool virtual_time() const noexcept = 0;
+};
+
+using PlatformRegistry = Registry<Platform, const PlatformSetup&>;
+
+#define GPUMUX_REGISTER_PLATFORM(NAME, TYPE, SUMMARY)                                    \
+  [[maybe_unused]] static const bool gpumux_platform_registered_##TYPE =               \
+      ::gpumux::PlatformRegistry::instance().add(NAME, SUMMARY,                        \
+                                                 [](const ::gpumux::PlatformSetup& s) { \
+                                                   return std::make_unique<TYPE>(s);    \
+                                                 })
+
+}  // namespace gpumux

@@ -1,0 +1,153 @@
+// The user-facing API: a Policy reacts to hooks and issues commands through a Context.
+// Rules (the same on every platform):
+//  - hooks run on one thread, one at a time; a policy never sees a clock, a thread or a
+//    cudaStream_t, only ctx.now();
+//  - commands take effect immediately and are validated; a nonsensical command (dispatching a
+//    finished job, running layers whose weights are not on the device, an unknown stream)
+//    throws PolicyError naming the policy and the command, which ends the run;
+//  - memory is finite: load() and dispatch() may throw OutOfMemory, which a policy may catch
+//    (e.g. to reject the job).
+// See docs/writing-a-policy.md for a complete example.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/device.hpp"
+#include "gpumux/ids.hpp"
+#include "gpumux/job_state.hpp"
+#include "gpumux/memory.hpp"
+#include "gpumux/registry.hpp"
+
+namespace gpumux {
+
+/// A submitted op; `valid()` is false when a command issued nothing.
+struct OpHandle {
+  OpId op{};
+  bool issued = false;
+  [[nodiscard]] bool valid() const noexcept { return issued; }
+};
+
+struct DispatchOptions {
+  /// Layers to cover; 0 = the rest of the current pass. The update pass is always one op.
+  std::uint32_t layers = 0;
+  /// Extra ops to wait for (the job's previous op and weight loads are waited for anyway).
+  std::vector<OpHandle> after;
+};
+
+struct LoadOptions {
+  bool pageable = false;  ///< copy from pageable host memory instead of the pinned store
+  /// Allocate device memory with one cudaMalloc per tensor on the switch path (the naive
+  /// path PipeSwitch compares against) instead of from the pre-allocated pool.
+  bool per_tensor_malloc = false;
+  std::vector<OpHandle> after;
+};
+
+enum class PreemptMode : std::uint8_t {
+  DropQueued,  ///< drop ops not yet issued; issued ones finish; the job resumes later
+  Kill         ///< kill the job's process: abort everything, lose its device memory
+};
+
+enum class ContextStart : std::uint8_t {
+  Warm,       ///< already running (standby worker): no start cost
+  NewContext, ///< create a context in a running process: context_create_ns
+  ColdProcess ///< spawn a process and create its context: process_start_ns + context_create_ns
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+
+  // ---- queries ---------------------------------------------------------------------------
+  [[nodiscard]] virtual TimeNs now() const noexcept = 0;
+  [[nodiscard]] virtual std::size_t device_count() const noexcept = 0;
+  [[nodiscard]] virtual const DeviceProfile& device(DeviceId id) const = 0;
+  /// The cost model of a device (for estimates: Olympian's profiles, PipeSwitch's grouping).
+  [[nodiscard]] virtual const CostModel& cost(DeviceId id) const = 0;
+  /// Jobs that have arrived (any phase but NotArrived), in arrival order.
+  [[nodiscard]] virtual std::span<const JobId> arrived_jobs() const noexcept = 0;
+  [[nodiscard]] virtual const JobState& job(JobId id) const = 0;
+  [[nodiscard]] virtual MemoryStats memory(DeviceId id) const = 0;
+  [[nodiscard]] virtual std::size_t queued(StreamId s) const = 0;
+  [[nodiscard]] virtual std::size_t in_flight(StreamId s) const = 0;
+  [[nodiscard]] virtual DeviceId device_of(StreamId s) const = 0;
+  /// A context created by the engine at start on each device (warm).
+  [[nodiscard]] virtual ContextId default_context(DeviceId id) const = 0;
+  /// The arrival time of a request.
+  [[nodiscard]] virtual TimeNs request_arrival(RequestId r) const = 0;
+  /// Predicted solo time of the job's next `layers` layers (0 = rest of pass) on `device`.
+  [[nodiscard]] virtual DurationNs estimate_next_ns(JobId job, DeviceId device,
+                                                    std::uint32_t layers = 0) const = 0;
+  /// Predicted solo time of one whole unit (iteration or request) on `device`.
+  [[nodiscard]] virtual DurationNs estimate_unit_ns(JobId job, DeviceId device) const = 0;
+  /// Bytes a load of [range] moves (training: weights plus optimizer state).
+  [[nodiscard]] virtual std::uint64_t load_bytes(JobId job, LayerRange range) const = 0;
+  /// Device memory a job needs while a unit runs (activations), and to hold its state.
+  [[nodiscard]] virtual std::uint64_t ephemeral_bytes(JobId job) const = 0;
+  [[nodiscard]] virtual std::uint64_t persistent_bytes(JobId job) const = 0;
+  [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
+
+  // ---- commands --------------------------------------------------------------------------
+  virtual ContextId create_context(DeviceId device, ContextOptions options,
+                                   ContextStart start) = 0;
+  virtual StreamId create_stream(ContextId ctx, StreamOptions options) = 0;
+  /// Submits the job's next compute op on `stream` (its device becomes the job's device).
+  virtual OpHandle dispatch(JobId job, StreamId stream, DispatchOptions options = {}) = 0;
+  /// Copies weights (training: weights and optimizer state) of [range] host -> device on a
+  /// copy stream; allocates their device memory now. Layers become Resident when it ends.
+  virtual OpHandle load(JobId job, StreamId copy_stream, LayerRange range,
+                        LoadOptions options = {}) = 0;
+  /// Frees the job's weights/state on a device. The job must have no op in flight there.
+  virtual void evict(JobId job, DeviceId device) = 0;
+  /// Moves a training job's state to `to` (GPU->CPU, CPU->GPU, GPU->GPU) on `copy_stream`,
+  /// after its in-flight work; the source memory is freed when the copy ends.
+  virtual OpHandle migrate(JobId job, DeviceId to, StreamId copy_stream) = 0;
+  /// Stops a job's queued (and, with Kill, running) work. Returns ops dropped or aborted.
+  virtual std::size_t preempt(JobId job, PreemptMode mode) = 0;
+  /// A host-side delay on a stream (IPC, synchronisation), accounted to `job`.
+  virtual OpHandle delay(JobId job, StreamId stream, DurationNs duration_ns) = 0;
+  virtual TimerId set_timer(DurationNs delay_ns, std::uint64_t tag) = 0;
+  virtual void cancel_timer(TimerId id) = 0;
+  /// Ends a job that will not run, with a reason recorded in the events.
+  virtual void reject(JobId job, std::string_view reason) = 0;
+  /// Records a policy-specific metric sample (appears in events.jsonl and summary.json).
+  virtual void record(std::string_view metric, double value) = 0;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  virtual void on_start(Context&) {}
+  virtual void on_job_arrival(Context&, JobId) {}
+  virtual void on_request_arrival(Context&, JobId, RequestId) {}
+  virtual void on_op_complete(Context&, const OpRecord&) {}
+  virtual void on_request_complete(Context&, JobId, RequestId) {}
+  virtual void on_iteration_end(Context&, JobId) {}
+  virtual void on_job_finish(Context&, JobId) {}
+  virtual void on_timer(Context&, TimerId, std::uint64_t /*tag*/) {}
+};
+
+struct PolicyArgs {
+  nlohmann::json params = nlohmann::json::object();  ///< the config's policy.params
+  std::string file;                                   ///< config file, for error messages
+};
+
+using PolicyRegistry = Registry<Policy, const PolicyArgs&>;
+
+#define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                                   \
+  [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE =              \
+      ::gpumux::PolicyRegistry::instance().add(NAME, SUMMARY,                       \
+                                               [](const ::gpumux::PolicyArgs& a) {  \
+                                                 return std::make_unique<TYPE>(a);  \
+                                               })
+
+}  // namespace gpumux

@@ -1,0 +1,106 @@
+// Workloads: the jobs of an experiment. A training job runs a number of iterations; an
+// inference service answers requests that arrive over time. Jobs come from a JSONL file
+// (traces/formats.md) and/or from registered arrival generators named in the config.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/registry.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux {
+
+enum class JobKind : std::uint8_t { Training, Inference };
+[[nodiscard]] std::string_view to_string(JobKind k) noexcept;
+
+/// A closed-loop client: the next request is sent `think_ns` after the previous one
+/// completes, only during "on" phases of a periodic on/off schedule (PipeSwitch's
+/// scheduling-cycle experiment). The Engine generates these arrivals as the run proceeds.
+struct ClosedLoop {
+  bool enabled = false;
+  std::uint64_t count = 0;        ///< max requests; 0 = until end_ns
+  DurationNs think_ns = 0;
+  TimeNs start_ns = 0;            ///< first request
+  TimeNs end_ns = kTimeNever;     ///< no request is sent at or after this time
+  DurationNs on_ns = 0;           ///< 0 = always on
+  DurationNs off_ns = 0;
+  /// The earliest time >= t at which a request may be sent, or kTimeNever.
+  [[nodiscard]] TimeNs next_send_time(TimeNs t) const noexcept;
+};
+
+struct JobSpec {
+  std::string name;
+  JobKind kind = JobKind::Training;
+  std::string model;
+  std::uint32_t batch = 1;
+  TimeNs arrival_ns = 0;
+  // training
+  std::uint64_t iterations = 0;
+  Optimizer optimizer = Optimizer::Momentum;
+  // inference
+  std::vector<TimeNs> requests_ns;  ///< absolute request arrival times, sorted, >= arrival_ns
+  DurationNs slo_ns = 0;            ///< 0 = no SLO
+  ClosedLoop closed_loop;           ///< when enabled, requests_ns is empty
+  // common
+  int priority = 0;  ///< larger = more important
+  double weight = 1.0;
+  std::string tenant;
+  DurationNs expected_duration_ns = 0;  ///< user hint (SRTF-style policies); 0 = unknown
+};
+
+/// Parses a job JSONL file strictly. Relative request files resolve against `repo_root`.
+/// Throws TraceError "<file>: line N: <key>: <problem>".
+[[nodiscard]] std::vector<JobSpec> load_jobs_jsonl(const std::filesystem::path& file,
+                                                   const std::filesystem::path& repo_root);
+
+/// Parses one job object (as in a JSONL line or a config's "jobs" array). `where` prefixes
+/// error messages.
+[[nodiscard]] JobSpec parse_job(const nlohmann::json& j, const std::string& file,
+                                const std::string& where, const std::filesystem::path& repo_root);
+
+/// Reads an arrivals CSV (header starting with `arrival_s`); returns seconds, sorted.
+[[nodiscard]] std::vector<double> load_arrivals_csv(const std::filesystem::path& file);
+
+/// Arrival-time generators (Poisson, gamma, periodic on/off, closed loop, replay) register
+/// here. `params` is the generator's config object; times are absolute ns, sorted.
+class ArrivalGenerator {
+ public:
+  virtual ~ArrivalGenerator() = default;
+  /// Open-loop arrival times (absolute ns, sorted). `default_start_ns` is the service's
+  /// arrival time, used when the generator has no start of its own.
+  [[nodiscard]] virtual std::vector<TimeNs> generate(std::mt19937_64& rng,
+                                                     TimeNs default_start_ns) const = 0;
+  /// Closed-loop generators return their description instead (generate() then returns {}).
+  [[nodiscard]] virtual std::optional<ClosedLoop> closed_loop(TimeNs /*default_start_ns*/) const {
+    return std::nullopt;
+  }
+};
+
+struct GeneratorArgs {
+  nlohmann::json params;
+  std::string file;      ///< config file, for error messages
+  std::string key_path;  ///< e.g. "workload.services[0].arrivals"
+  std::filesystem::path repo_root;
+};
+
+using GeneratorRegistry = Registry<ArrivalGenerator, const GeneratorArgs&>;
+
+#define GPUMUX_REGISTER_GENERATOR(NAME, TYPE, SUMMARY)                                   \
+  [[maybe_unused]] static const bool gpumux_generator_registered_##TYPE =              \
+      ::gpumux::GeneratorRegistry::instance().add(NAME, SUMMARY,                       \
+                                                  [](const ::gpumux::GeneratorArgs& a) { \
+                                                    return std::make_unique<TYPE>(a);    \
+                                                  })
+
+/// Validates a workload: unique names, known models, sorted arrivals. Throws TraceError.
+void validate_jobs(const std::vector<JobSpec>& jobs, const std::string& file);
+
+}  // namespace gpumux

@@ -1,0 +1,81 @@
+#include "gpumux/experiment.hpp"
+
+#include "gpumux/device_profile.hpp"
+#include "gpumux/errors.hpp"
+#include "gpumux/model.hpp"
+#include "gpumux/output.hpp"
+#include "gpumux/platform.hpp"
+#include "gpumux/policy.hpp"
+#include "gpumux/summary.hpp"
+
+namespace gpumux {
+
+void check_registered_names(const ExperimentConfig& config) {
+  const auto& policies = PolicyRegistry::instance();
+  if (!policies.contains(config.policy)) {
+    throw ConfigError(config.file, "policy.name",
+                      "unknown policy: " + policies.unknown_message(config.policy));
+  }
+  const auto& platforms = PlatformRegistry::instance();
+  if (!platforms.contains(config.platform)) {
+    throw ConfigError(config.file, "platform",
+                      "unknown platform: " + platforms.unknown_message(config.platform));
+  }
+}
+
+ExperimentResult run_experiment(const ExperimentConfig& config,
+                                const std::filesystem::path& repo_root, bool write_outputs) {
+  check_registered_names(config);
+  ModelCatalog models(repo_root / "traces" / "models");
+  PlatformSetup setup;
+  setup.seed = config.seed;
+  setup.models = &models;
+  setup.params = config.platform_params;
+  for (const DeviceConfig& d : config.devices) {
+    DeviceProfile p = find_device_profile(repo_root / "traces" / "devices", d.profile);
+    if (d.memory_bytes) p.memory_bytes = *d.memory_bytes;
+    setup.profiles.push_back(std::move(p));
+  }
+  std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
+  PolicyArgs args{config.policy_params, config.file};
+  std::unique_ptr<Policy> policy = PolicyRegistry::instance().create(config.policy, args);
+
+  EngineOptions options;
+  options.horizon_ns = config.horizon_ns;
+  options.cost = config.cost;
+  options.seed = config.seed;
+  Engine engine(*platform, *policy, config.jobs, models, options);
+
+  ExperimentResult result;
+  result.run = engine.run();
+  result.log = engine.take_log();
+  result.jobs = engine.jobs();
+  result.platform_description = platform->describe();
+  if (write_outputs) {
+    RunOutputs o;
+    o.resolved_config = config.resolved;
+    o.run_info = {{"experiment", config.name},
+                  {"platform", result.platform_description},
+                  {"policy", config.policy},
+                  {"seed", config.seed},
+                  {"devices", nlohmann::json::array()},
+                  {"build", build_info()},
+                  {"end_ns", result.run.end_ns},
+                  {"runtime_events", result.run.runtime_events}};
+    for (const auto& p : setup.profiles) {
+      o.run_info["devices"].push_back({{"profile", p.name}, {"display_name", p.display_name}});
+    }
+    o.log = &result.log;
+    o.jobs = &result.jobs;
+    o.device_count = setup.profiles.size();
+    o.write_trace = config.write_trace;
+    result.out_dir = repo_root / config.out_dir;
+    if (std::filesystem::path(config.out_dir).is_absolute()) result.out_dir = config.out_dir;
+    result.summary = write_run_outputs(result.out_dir, o);
+  } else {
+    result.summary = summarize(result.log, result.jobs, setup.profiles.size());
+  }
+  return result;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,43 @@
+// The gpumux subcommands. Each returns a process exit code; errors propagate as exceptions
+// that main() maps to exit codes (2: bad input, 1: failure at run time).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpumux::cli {
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string out_dir;
+  bool quiet = false;
+};
+int run_command(const RunArgs& args);
+int validate_command(const std::string& config, const std::vector<std::string>& overrides);
+int list_command(const std::string& what);
+
+struct SweepArgs {
+  std::string sweep;
+  unsigned jobs = 1;
+  std::vector<std::string> overrides;
+  bool force = false;
+};
+int sweep_command(const SweepArgs& args);
+
+struct CalibrateArgs {
+  std::string device;
+  std::string out;
+  std::string base;
+  std::vector<std::string> models;
+  bool quick = false;
+};
+int calibrate_command(const CalibrateArgs& args);
+
+/// Prints a one-line-per-run comparison table of summaries.
+void print_table(const std::vector<std::pair<std::string, std::string>>& runs_and_summaries);
+
+[[nodiscard]] std::filesystem::path repo_root();
+
+}  // namespace gpumux::cli

@@ -1,0 +1,74 @@
+// gpumux: run experiments, sweeps and calibrations from JSON configs.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "gpumux/errors.hpp"
+
+int main(int argc, char** argv) {
+  using namespace gpumux::cli;
+  CLI::App app{"gpumux: GPU multitasking simulator and evaluation harness"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every subcommand");
+
+  RunArgs run_args;
+  auto* run = app.add_subcommand("run", "Run one experiment config; writes results/<name>/");
+  run->add_option("config", run_args.config, "Experiment config (JSON)")->required();
+  run->add_option("--set", run_args.overrides, "Override a config key: a.b.c=value (repeatable)");
+  run->add_option("--out", run_args.out_dir, "Results directory (default: out_dir of the config)");
+  run->add_flag("-q,--quiet", run_args.quiet, "Print nothing on success");
+
+  std::string validate_config;
+  std::vector<std::string> validate_overrides;
+  auto* validate = app.add_subcommand("validate", "Check a config (and its workload) without running");
+  validate->add_option("config", validate_config, "Experiment config (JSON)")->required();
+  validate->add_option("--set", validate_overrides, "Override a config key: a.b.c=value");
+
+  std::string list_what;
+  auto* list = app.add_subcommand("list", "List registered policies, platforms, models, devices or generators");
+  list->add_option("what", list_what, "policies | platforms | models | devices | generators")
+      ->required()
+      ->check(CLI::IsMember({"policies", "platforms", "models", "devices", "generators"}));
+
+  SweepArgs sweep_args;
+  auto* sweep = app.add_subcommand("sweep", "Run every point of a sweep file (resumable)");
+  sweep->add_option("sweep", sweep_args.sweep, "Sweep file (JSON)")->required();
+  sweep->add_option("-j,--jobs", sweep_args.jobs, "Runs in parallel")->check(CLI::Range(1u, 256u));
+  sweep->add_option("--set", sweep_args.overrides, "Override applied to every run: a.b=value");
+  sweep->add_flag("--force", sweep_args.force, "Re-run points that are already complete");
+
+  CalibrateArgs cal_args;
+  auto* calibrate = app.add_subcommand("calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");
+  calibrate->add_option("--device", cal_args.device, "Profile name to write, e.g. h100-sxm")->required();
+  calibrate->add_option("--out", cal_args.out, "Output profile (default traces/devices/NAME.calibrated.json)");
+  calibrate->add_option("--base", cal_args.base, "Datasheet profile to start from (default traces/devices/NAME.json)");
+  calibrate->add_option("--models", cal_args.models, "Models to time (default: the whole zoo)");
+  calibrate->add_flag("--quick", cal_args.quick, "Fewer sizes and repetitions");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;  // bad command line
+  }
+
+  try {
+    if (*run) return run_command(run_args);
+    if (*validate) return validate_command(validate_config, validate_overrides);
+    if (*list) return list_command(list_what);
+    if (*sweep) return sweep_command(sweep_args);
+    if (*calibrate) return calibrate_command(cal_args);
+  } catch (const gpumux::InputError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

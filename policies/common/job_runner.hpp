@@ -1,0 +1,40 @@
+// Small helpers shared by policies: keeping a job's work flowing on a stream, loading a
+// whole model, and reading policy parameters strictly.
+#pragma once
+
+#include <cstdint>
+
+#include "gpumux/json_reader.hpp"
+#include "gpumux/policy.hpp"
+
+namespace gpumux::policies {
+
+/// Dispatches the job's work (whole passes, or `layers` at a time) until `depth` of its ops
+/// are queued or in flight on `stream`, or it has nothing to dispatch. Returns ops issued.
+inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size_t depth = 2,
+                             std::uint32_t layers = 0) {
+  std::size_t issued = 0;
+  while (ctx.job(job).active() && ctx.job(job).has_dispatchable_work() &&
+         ctx.queued(stream) + ctx.in_flight(stream) < depth) {
+    ctx.dispatch(job, stream, DispatchOptions{layers, {}});
+    ++issued;
+  }
+  return issued;
+}
+
+/// Loads every layer of a job that is not yet on the stream's device, in one copy.
+inline OpHandle load_whole(Context& ctx, JobId job, StreamId copy_stream, LoadOptions o = {}) {
+  const JobState& s = ctx.job(job);
+  const DeviceId d = ctx.device_of(copy_stream);
+  const LayerRange all{0, s.model->layer_count()};
+  if (s.resident_or_loading(d, all)) return OpHandle{};
+  return ctx.load(job, copy_stream, all, std::move(o));
+}
+
+/// A policy's params object read strictly: unknown keys are errors naming the file and
+/// "policy.params.<key>".
+inline JsonReader policy_params(const PolicyArgs& args) {
+  return JsonReader(args.params, args.file, "policy.params");
+}
+
+}  // namespace gpumux::policies

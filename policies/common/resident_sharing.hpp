@@ -1,0 +1,58 @@
+// Shared mechanism of the `time_slicing` and `mps` baselines: every job gets its own
+// (already running) process with its model resident, and submits its work as soon as it has
+// any; the device decides who runs (time slices between contexts, or MPS spatial sharing).
+#pragma once
+
+#include <map>
+
+#include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
+
+namespace gpumux::policies {
+
+class ResidentSharing : public Policy {
+ public:
+  ResidentSharing(const PolicyArgs& args, bool mps) : mps_(mps) {
+    auto p = policy_params(args);
+    depth_ = static_cast<std::size_t>(p.int_or("depth", 2));
+    if (depth_ == 0) p.fail("depth", "must be at least 1");
+    p.finish();
+  }
+
+  void on_job_arrival(Context& ctx, JobId job) override {
+    const DeviceId gpu{0};
+    const ContextId c = ctx.create_context(gpu, ContextOptions{mps_}, ContextStart::Warm);
+    Streams s{ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)}),
+              ctx.create_stream(c, StreamOptions{0, 1})};
+    streams_[job] = s;
+    try {
+      load_whole(ctx, job, s.copy);
+      pump(ctx, job);
+    } catch (const OutOfMemory& e) {
+      ctx.reject(job, std::string("out of memory: ") + e.what());
+    }
+  }
+  void on_request_arrival(Context& ctx, JobId job, RequestId) override { pump(ctx, job); }
+  void on_op_complete(Context& ctx, const OpRecord& r) override { pump(ctx, r.job); }
+
+ private:
+  struct Streams {
+    StreamId compute, copy;
+  };
+  void pump(Context& ctx, JobId job) {
+    auto it = streams_.find(job);
+    if (it == streams_.end() || !ctx.job(job).active()) return;
+    try {
+      keep_busy(ctx, job, it->second.compute, depth_);
+    } catch (const OutOfMemory& e) {
+      if (ctx.job(job).ops_in_flight == 0) {
+        ctx.reject(job, std::string("out of memory: ") + e.what());
+      }
+    }
+  }
+  bool mps_;
+  std::size_t depth_ = 2;
+  std::map<JobId, Streams> streams_;
+};
+
+}  // namespace gpumux::policies

@@ -1,0 +1,65 @@
+// exclusive: FIFO by arrival; one job owns the GPU until it finishes (its model loaded once
+// when it starts, evicted when it ends). No sharing, no preemption.
+//
+// Faithfulness notes: the "TF FIFO (no sharing)" baseline of Salus (stock TF, one job at a
+// time; dossier §9). An inference service counts as one job that holds the GPU until its last
+// request is answered, as a dedicated serving process would.
+#include <deque>
+
+#include "common/job_runner.hpp"
+
+namespace gpumux::policies {
+namespace {
+
+class Exclusive final : public Policy {
+ public:
+  explicit Exclusive(const PolicyArgs& args) {
+    auto p = policy_params(args);
+    depth_ = static_cast<std::size_t>(p.int_or("depth", 2));
+    if (depth_ == 0) p.fail("depth", "must be at least 1");
+    p.finish();
+  }
+  [[nodiscard]] std::string_view name() const noexcept override { return "exclusive"; }
+
+  void on_start(Context& ctx) override {
+    const ContextId c = ctx.default_context(DeviceId{0});
+    compute_ = ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)});
+    copy_ = ctx.create_stream(c, StreamOptions{0, 1});
+  }
+  void on_job_arrival(Context& ctx, JobId job) override {
+    fifo_.push_back(job);
+    advance(ctx);
+  }
+  void on_request_arrival(Context& ctx, JobId job, RequestId) override {
+    if (running_ && *running_ == job) keep_busy(ctx, job, compute_, depth_);
+  }
+  void on_op_complete(Context& ctx, const OpRecord& r) override {
+    if (running_ && *running_ == r.job) keep_busy(ctx, r.job, compute_, depth_);
+  }
+  void on_job_finish(Context& ctx, JobId job) override {
+    if (running_ && *running_ == job) running_.reset();
+    advance(ctx);
+  }
+
+ private:
+  void advance(Context& ctx) {
+    while (!running_ && !fifo_.empty()) {
+      const JobId job = fifo_.front();
+      fifo_.pop_front();
+      if (!ctx.job(job).active()) continue;
+      running_ = job;
+      load_whole(ctx, job, copy_);
+      keep_busy(ctx, job, compute_, depth_);
+    }
+  }
+  std::size_t depth_ = 2;
+  StreamId compute_{}, copy_{};
+  std::deque<JobId> fifo_;
+  std::optional<JobId> running_;
+};
+
+GPUMUX_REGISTER_POLICY("exclusive", Exclusive,
+                       "FIFO; one job owns the GPU until it finishes (no sharing)");
+
+}  // namespace
+}  // namespace gpumux::policies

@@ -1,0 +1,24 @@
+// mps: NVIDIA MPS. Every job runs in its own resident process as an MPS client; their
+// kernels share the GPU spatially, slowed by interference (the profile's mps_efficiency).
+//
+// Faithfulness notes (PipeSwitch §6 and SwitchFlow §5 baselines, dossier §9): the training
+// process runs continuously and the inference process keeps its model resident; the latency
+// penalty is contention. Interference is the simulator's fluid model (each op uses at most
+// its occupancy of the GPU, capacity shared by water-filling, times mps_efficiency when
+// co-running), not a per-kernel model. Processes do not share an allocator: jobs that do not
+// fit are rejected with an out-of-memory reason (SwitchFlow observed MPS crashing so).
+#include "common/resident_sharing.hpp"
+
+namespace gpumux::policies {
+namespace {
+
+class Mps final : public ResidentSharing {
+ public:
+  explicit Mps(const PolicyArgs& args) : ResidentSharing(args, /*mps=*/true) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "mps"; }
+};
+
+GPUMUX_REGISTER_POLICY("mps", Mps, "resident processes sharing the GPU spatially via MPS");
+
+}  // namespace
+}  // namespace gpumux::policies

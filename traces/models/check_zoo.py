@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Check the layer-level model zoo (traces/models/*.json) against published numbers.
+
+Stdlib only.  Exits 1 on the first failed assertion, 0 otherwise; prints the totals
+table and the PipeSwitch group-size comparison for ResNet-152 and Inception-v3.
+
+    python3 traces/models/check_zoo.py
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KINDS = {"conv", "linear", "norm", "pool", "embedding", "attention", "elementwise"}
+LAYER_KEYS = ["name", "kind", "params", "buffers", "tensors", "weight_bytes", "input_bytes",
+              "output_bytes", "fwd_flops", "bwd_flops", "gemms"]
+TOP_KEYS = {"name", "display_name", "source", "domain", "input_shape", "dtype_bytes", "totals",
+            "layers", "groupings"}
+
+# name -> (published params, published forward GMAC/sample or None, where from)
+PUBLISHED = {
+    "resnet18": (11_689_512, 1.81, "torchvision docs"),
+    "resnet50": (25_557_032, 4.1, "torchvision docs; dossier 1.2"),
+    "resnet101": (44_549_160, 7.8, "torchvision docs"),
+    "resnet152": (60_192_808, 11.5, "torchvision docs; perf-anchors 4.1"),
+    "vgg11": (132_863_336, 7.61, "torchvision docs"),
+    "vgg16": (138_357_544, 15.5, "torchvision docs; perf-anchors 4.1"),
+    "vgg19": (143_667_240, 19.63, "torchvision docs"),
+    "alexnet": (61_100_840, 0.71, "torchvision docs; dossier 1.2"),
+    "googlenet": (6_624_904, 1.5, "torchvision docs; dossier 1.2"),
+    "mobilenet_v2": (3_504_872, 0.3, "torchvision docs"),
+    "densenet121": (7_978_856, 2.9, "torchvision docs"),
+    "densenet169": (14_149_480, 3.36, "torchvision docs"),
+    "inception_v3": (27_161_264, 5.7, "torchvision docs; dossier 1.1/1.2"),
+    # timm inception_v4 (1000 classes); ~12.3 GMAC is the usual MAC-counting figure
+    "inception_v4": (42_679_816, 12.3, "timm inception_v4"),
+    # dossier 1.1: 22.67M + 12 x 7.09M + 0.59M = 108.31M; perf-anchors 4.1: ~22 GFLOP at seq 128
+    "bert_base": (108_310_272, 11.0, "dossier 1.1; perf-anchors 4.1"),
+    "bert_base_seq251": (108_310_272, None, "dossier 1.1"),
+}
+
+
+def closed_form_params():
+    """Independent arithmetic for the models without an exact published count."""
+    lin = lambda i, o, bias=True: i * o + (o if bias else 0)       # noqa: E731
+    conv = lambda ci, co, kh, kw, bias=True: ci * co * kh * kw + (co if bias else 0)  # noqa: E731
+    lstm = lambda i, h: 4 * h * (i + h) + 8 * h                    # noqa: E731
+    bigru = lambda i, h: 2 * (3 * h * (i + h) + 6 * h)              # noqa: E731
+    return {
+        # tf_cnn_benchmarks overfeat_model.py (1001 classes)
+        "overfeat": (conv(3, 96, 11, 11) + conv(96, 256, 5, 5) + conv(256, 512, 3, 3)
+                     + conv(512, 1024, 3, 3) + conv(1024, 1024, 3, 3)
+                     + lin(1024 * 36, 3072) + lin(3072, 4096) + lin(4096, 1001)),
+        "vae": lin(784, 400) + 2 * lin(400, 20) + lin(20, 400) + lin(400, 784),
+        "superres": conv(1, 64, 5, 5) + conv(64, 64, 3, 3) + conv(64, 32, 3, 3) + conv(32, 9, 3, 3),
+        "seq2seq": 2 * (10000 * 256 + lstm(256, 512) + lstm(512, 512)) + lin(512, 10000),
+        "speech": (conv(1, 32, 41, 11, False) + 2 * 32 + conv(32, 32, 21, 11, False) + 2 * 32
+                   + bigru(32 * 41, 800) + 2 * bigru(1600, 800) + lin(1600, 29)),
+    }
+
+
+PIPESWITCH_GROUPS = {"resnet152": 52, "inception_v3": 18, "bert_base": 39, "bert_base_seq251": 39}
+
+# dossier 1.2: PipeSwitch group sizes in MiB, every tensor padded to 512 B
+DOSSIER_RESNET152 = [0.04, 0.29, 0.27, 0.27, 1.46] + [1.07] * 7 + [5.79] + [4.27] * 35 + \
+    [23.08, 17.05, 17.05, 7.82]
+# dossier 1.2: forward GMAC per group (AuxLogits, group 13, is not executed at inference)
+DOSSIER_INCEPTION_V3_GMAC = [0.02, 0.20, 0.40, 0.03, 0.70, 0.31, 0.34, 0.35, 0.40, 0.37, 0.49, 0.49,
+                             0.62, None, 0.29, 0.32, 0.39, 0.002]
+DOSSIER_INCEPTION_V3 = [0.01, 0.04, 0.07, 0.02, 0.53, 0.99, 1.07, 1.10, 4.41, 4.96, 6.48, 6.48,
+                        8.20, 12.70, 6.49, 19.27, 23.21, 7.82]
+
+
+class CheckError(Exception):
+    pass
+
+
+def ensure(cond, msg):
+    if not cond:
+        raise CheckError(msg)
+
+
+def check_model(m):
+    name = m["name"]
+    ensure(TOP_KEYS <= set(m), f"{name}: missing top-level keys {TOP_KEYS - set(m)}")
+    ensure(m["dtype_bytes"] == 4, f"{name}: dtype_bytes")
+    ensure(m["domain"] in ("vision", "language", "other"), f"{name}: domain")
+    layers = m["layers"]
+    macs = 0
+    for i, l in enumerate(layers):
+        where = f"{name} layer {i} ({l.get('name')})"
+        ensure(list(l)[:len(LAYER_KEYS)] == LAYER_KEYS and set(l) - set(LAYER_KEYS) <= {"aux"},
+               f"{where}: keys {list(l)}")
+        ensure(l["kind"] in KINDS, f"{where}: kind {l['kind']}")
+        for k in LAYER_KEYS[2:10]:
+            ensure(isinstance(l[k], int) and l[k] >= 0, f"{where}: {k} not a non-negative int")
+        ensure(l["weight_bytes"] == (l["params"] + l["buffers"]) * 4, f"{where}: weight_bytes")
+        ensure((l["tensors"] == 0) == (l["params"] + l["buffers"] == 0), f"{where}: tensors")
+        ensure(l["output_bytes"] > 0 and l["input_bytes"] > 0, f"{where}: activation bytes")
+        if "aux" in l:
+            ensure(l["aux"] is True and name == "inception_v3", f"{where}: aux only on Inception-v3")
+        gflops = 0
+        for g in l["gemms"]:
+            ensure(set(g) == {"m", "n", "k", "count"} and all(isinstance(v, int) and v > 0
+                                                              for v in g.values()), f"{where}: gemm {g}")
+            gflops += 2 * g["m"] * g["n"] * g["k"] * g["count"]
+        ensure(bool(l["gemms"]) == (l["kind"] in ("conv", "linear", "attention")), f"{where}: gemms")
+        ensure(l["fwd_flops"] >= gflops, f"{where}: fwd_flops below GEMM flops")
+        if not l.get("aux") and l["kind"] in ("conv", "linear", "attention"):
+            macs += gflops // 2
+    t = m["totals"]
+    ensure(t["layers"] == len(layers), f"{name}: totals.layers")
+    ensure(t["params"] == sum(l["params"] for l in layers), f"{name}: totals.params")
+    ensure(t["buffers"] == sum(l["buffers"] for l in layers), f"{name}: totals.buffers")
+    ensure(t["weight_bytes"] == (t["params"] + t["buffers"]) * 4, f"{name}: totals.weight_bytes")
+    ensure(t["fwd_macs_per_sample"] == macs, f"{name}: totals.fwd_macs_per_sample")
+    ensure(set(m["groupings"]) <= {"pipeswitch"}, f"{name}: groupings keys")
+    g = m["groupings"].get("pipeswitch")
+    if name in PIPESWITCH_GROUPS:
+        ensure(g is not None and len(g) == PIPESWITCH_GROUPS[name],
+               f"{name}: pipeswitch groups {None if g is None else len(g)} != {PIPESWITCH_GROUPS[name]}")
+    if g is not None:
+        ensure(g[0] == 0 and all(a < b for a, b in zip(g, g[1:])) and g[-1] < len(layers),
+               f"{name}: pipeswitch groups must start at 0, increase, stay in range")
+    if "sequence_length" in m:
+        ensure(isinstance(m["sequence_length"], int) and m["sequence_length"] > 0, f"{name}: seq len")
+    if name == "resnet152":
+        kinds = [l["kind"] for l in layers]
+        ensure(len(layers) == 313 and kinds.count("conv") == 155 and kinds.count("norm") == 155,
+               "resnet152: 313 layers = 155 conv + 155 BN + maxpool + avgpool + fc")
+    if name.startswith("bert_base"):
+        ensure(m.get("sequence_length") == (251 if name.endswith("251") else 128), f"{name}: seq len")
+
+
+def check_published(m, closed):
+    name, t = m["name"], m["totals"]
+    rows = []
+    if name in PUBLISHED:
+        p, gmac, src = PUBLISHED[name]
+    else:
+        p, gmac, src = closed[name], None, "closed-form arithmetic (check_zoo.py)"
+    dp = (t["params"] - p) / p
+    ensure(abs(dp) <= 0.005, f"{name}: params {t['params']:,} vs published {p:,} ({dp:+.2%})")
+    rows.append(f"{name}: params {t['params']:,} vs {p:,} ({dp:+.3%}) [{src}]")
+    if gmac is not None:
+        mine = t["fwd_macs_per_sample"] / 1e9
+        dm = (mine - gmac) / gmac
+        ensure(abs(dm) <= 0.05, f"{name}: {mine:.3f} GMAC vs published {gmac} ({dm:+.1%})")
+        rows[-1] += f"; fwd {mine:.3f} GMAC vs {gmac} ({dm:+.1%})"
+    return rows
+
+
+def padded_group_mib(m):
+    """Per-group bytes with each tensor padded to 512 B (PipeSwitch's group_to_batch)."""
+    pad = lambda nbytes: -(-nbytes // 512) * 512        # noqa: E731
+    layers, g = m["layers"], m["groupings"]["pipeswitch"]
+    out = []
+    for a, b in zip(g, g[1:] + [len(layers)]):
+        raw = padded = 0
+        for l in layers[a:b]:
+            raw += l["weight_bytes"]
+            if l["tensors"] == 0:
+                continue
+            if l["kind"] == "norm":                     # equal-sized tensors (gamma, beta, stats)
+                padded += l["tensors"] * pad(l["weight_bytes"] // l["tensors"])
+            elif l["tensors"] == 2:                      # weight + bias
+                bias = 4 * sum(x["n"] * x["count"] for x in l["gemms"])
+                padded += pad(l["weight_bytes"] - bias) + pad(bias)
+            else:
+                padded += pad(l["weight_bytes"])
+        out.append((raw / 2**20, padded / 2**20))
+    return out
+
+
+def compare_groups(m, ref):
+    sizes = padded_group_mib(m)
+    ensure(len(sizes) == len(ref), f"{m['name']}: group count vs dossier")
+    print(f"\n{m['name']} PipeSwitch groups: ours (raw / padded-512B) vs dossier 1.2 (padded), MiB")
+    worst = 0.0
+    for i, ((raw, padded), d) in enumerate(zip(sizes, ref)):
+        worst = max(worst, abs(padded - d))
+        print(f"  group {i:2d}: {raw:7.3f} / {padded:7.3f}   dossier {d:6.2f}")
+    print(f"  totals: raw {sum(s[0] for s in sizes):.2f}, padded {sum(s[1] for s in sizes):.2f}, "
+          f"dossier {sum(ref):.2f}; max |padded - dossier| = {worst:.3f} MiB")
+    # the dossier rounds to 0.01 MiB; allow rounding slack
+    ensure(worst <= 0.011, f"{m['name']}: group sizes deviate from dossier by {worst:.3f} MiB")
+
+
+def compare_group_macs(m, ref):
+    layers, g = m["layers"], m["groupings"]["pipeswitch"]
+    ours = []
+    for a, b in zip(g, g[1:] + [len(layers)]):
+        ours.append(sum(x["m"] * x["n"] * x["k"] * x["count"] for l in layers[a:b]
+                        if not l.get("aux") for x in l["gemms"]) / 1e9)
+    print(f"\n{m['name']} forward GMAC per PipeSwitch group: ours vs dossier 1.2")
+    print("  " + ", ".join(f"{o:.3f}/{'-' if d is None else d}" for o, d in zip(ours, ref)))
+    for o, d in zip(ours, ref):
+        if d is not None:   # dossier rounds to 0.01 GMAC
+            ensure(abs(o - d) <= 0.006 + 0.02 * d, f"{m['name']}: group GMAC {o:.3f} vs {d}")
+
+
+def main():
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    import generate_zoo  # noqa: E402  (for the table formatter and the expected model list)
+    models = []
+    for fn in sorted(os.listdir(HERE)):
+        if fn.endswith(".json"):
+            with open(os.path.join(HERE, fn), encoding="utf-8") as f:
+                models.append(json.load(f))
+    by_name = {m["name"]: m for m in models}
+    closed = closed_form_params()
+    expected = set(PUBLISHED) | set(closed)
+    try:
+        ensure(expected <= set(by_name), f"missing models: {sorted(expected - set(by_name))}")
+        report = []
+        for m in models:
+            check_model(m)
+            report += check_published(m, closed)
+        ordered = [by_name[n] for n in [g()["name"] for g in generate_zoo.ZOO] if n in by_name]
+        print(generate_zoo.table(ordered))
+        print()
+        print("\n".join(report))
+        compare_groups(by_name["resnet152"], DOSSIER_RESNET152)
+        compare_groups(by_name["inception_v3"], DOSSIER_INCEPTION_V3)
+        compare_group_macs(by_name["inception_v3"], DOSSIER_INCEPTION_V3_GMAC)
+    except CheckError as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        return 1
+    print(f"\nOK: {len(models)} models checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
