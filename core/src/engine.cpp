@@ -871,6 +871,8 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
                  : spec.pass == Pass::Backward ? OpPurpose::Backward
                                                : OpPurpose::Update;
   spec.solo_ns = op_cost(s, device, s.dispatched, range);
+  if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
+  spec.setup_ns = options.setup_ns;
   spec.demand = spec.pass == Pass::Update
                     ? 1.0
                     : costs_[index_of(device)].op_demand(*s.model, range, s.spec->batch, spec.pass);

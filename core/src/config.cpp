@@ -1,0 +1,412 @@
+// Experiment configuration: overrides, strict parsing, and expansion of the workload
+// (JSONL files, inline jobs, generated services). Every key is documented in
+// docs/configuration.md.
+#include "gpumux/config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <system_error>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+#include "gpumux/model.hpp"
+
+namespace gpumux {
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string index_path(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  for (;;) {
+    const auto dot = s.find('.', begin);
+    out.push_back(s.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
+    if (dot == std::string::npos) break;
+    begin = dot + 1;
+  }
+  return out;
+}
+
+bool parse_index(const std::string& s, std::size_t& out) {
+  if (s.empty()) return false;
+  const char* e = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), e, out);
+  return ec == std::errc() && ptr == e;
+}
+
+// splitmix64 finaliser: decorrelates nearby (seed, index) pairs before seeding mt19937_64.
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+double seconds(JsonReader& r, const std::string& key, double v, bool positive) {
+  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
+  if (v > 1e9) r.fail(key, "out of range (more than 1e9 s)");
+  return v;
+}
+
+bool valid_name(const std::string& name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+// Where a job came from, for messages after the jobs have been merged and sorted.
+struct Origin {
+  std::string file;             // the config, or the JSONL file for file jobs
+  std::string path;             // key path in the config ("workload.jobs[2]") or "" for JSONL jobs
+  std::filesystem::path jsonl;  // set for JSONL jobs (to find the line on error)
+};
+
+// The line of a JSONL file that defines job `name` ("line N"), found on the error path only.
+std::string jsonl_line_of(const std::filesystem::path& path, const std::string& name) {
+  std::ifstream in(path);
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("name") && j["name"].is_string() && j["name"] == name) {
+      return "line " + std::to_string(n);
+    }
+  }
+  return "job '" + name + "'";
+}
+
+[[noreturn]] void fail_at(const Origin& o, const std::string& name, const std::string& key,
+                          const std::string& problem) {
+  if (!o.jsonl.empty())
+    throw TraceError(o.file, jsonl_line_of(o.jsonl, name) + ": " + key, problem);
+  throw ConfigError(o.file, o.path + "." + key, problem);
+}
+
+JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const std::string& path,
+                      std::size_t index, std::uint64_t seed,
+                      const std::filesystem::path& repo_root) {
+  JsonReader r(svc, file, path);
+  JobSpec job;
+  job.kind = JobKind::Inference;
+  job.name = r.required_string("name");
+  if (job.name.empty()) r.fail("name", "must not be empty");
+  job.model = r.required_string("model");
+  const std::int64_t batch = r.int_or("batch", 1);
+  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
+  job.batch = static_cast<std::uint32_t>(batch);
+  job.arrival_ns = seconds_to_ns(seconds(r, "arrival_s", r.number_or("arrival_s", 0.0), false));
+  if (r.has("slo_ms")) {
+    const double slo_ms = r.positive("slo_ms", r.required_number("slo_ms"));
+    if (slo_ms > 1e9) r.fail("slo_ms", "out of range");
+    job.slo_ns = static_cast<DurationNs>(std::llround(slo_ms * 1e6));
+  }
+  const std::int64_t priority = r.int_or("priority", 0);
+  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
+  job.priority = static_cast<int>(priority);
+  job.weight = r.positive("weight", r.number_or("weight", 1.0));
+  job.tenant = r.string_or("tenant", job.name);
+  if (job.tenant.empty()) r.fail("tenant", "must not be empty");
+
+  const auto& arrivals = r.required("arrivals");
+  JsonReader a(arrivals, file, r.path_of("arrivals"));
+  const std::string generator = a.required_string("generator");
+  const auto& registry = GeneratorRegistry::instance();
+  if (!registry.contains(generator)) {
+    a.fail("generator",
+           "unknown generator '" + generator + "'; valid names: " + join(registry.names()));
+  }
+  GeneratorArgs args;
+  args.params = arrivals;
+  args.params.erase("generator");  // consumed here; the generator reads and checks the rest
+  args.file = file;
+  args.key_path = a.path_of("");
+  args.repo_root = repo_root;
+  const auto gen = registry.create(generator, args);
+  r.finish();
+
+  if (auto loop = gen->closed_loop(job.arrival_ns)) {
+    if (loop->start_ns < job.arrival_ns) {
+      a.fail("start_s", "the client starts before the service's arrival_s");
+    }
+    job.closed_loop = *loop;
+    return job;
+  }
+  // One generator per service, seeded from (seed, index): adding a service later in the list
+  // leaves the arrivals of the earlier ones unchanged.
+  std::mt19937_64 rng(mix64(mix64(seed) ^ (index + 1)));
+  job.requests_ns = gen->generate(rng, job.arrival_ns);
+  if (job.requests_ns.empty()) a.fail("", "the generator produced no requests");
+  if (job.requests_ns.front() < job.arrival_ns) {
+    a.fail("start_s", "requests start before the service's arrival_s");
+  }
+  return job;
+}
+
+}  // namespace
+
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file) {
+  const auto eq = assignment.find('=');
+  const std::string key_path = assignment.substr(0, eq);
+  const std::string where = "--set " + key_path;
+  if (eq == std::string::npos || key_path.empty()) {
+    throw ConfigError(file, "--set " + assignment, "expected key.path=value");
+  }
+  const std::string text = assignment.substr(eq + 1);
+  // JSON when it parses (numbers, booleans, objects, quoted strings), else a bare string.
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  if (value.is_discarded()) value = text;
+
+  const auto parts = split_dots(key_path);
+  nlohmann::json* cur = &doc;
+  std::string walked;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const bool last = i + 1 == parts.size();
+    if (part.empty()) throw ConfigError(file, where, "empty key in the path");
+    if (cur->is_object()) {
+      if (last) {
+        (*cur)[part] = value;
+        return;
+      }
+      // A missing intermediate becomes an object; the strict parse rejects unknown keys.
+      if (!cur->contains(part)) (*cur)[part] = nlohmann::json::object();
+      cur = &(*cur)[part];
+    } else if (cur->is_array()) {
+      std::size_t index = 0;
+      if (!parse_index(part, index)) {
+        throw ConfigError(file, where,
+                          "'" + (walked.empty() ? std::string("(top level)") : walked) +
+                              "' is an array; expected an index, got '" + part + "'");
+      }
+      if (index >= cur->size()) {
+        throw ConfigError(file, where,
+                          "index " + part + " out of range ('" + walked + "' has " +
+                              std::to_string(cur->size()) + " elements)");
+      }
+      if (last) {
+        (*cur)[index] = value;
+        return;
+      }
+      cur = &(*cur)[index];
+    } else {
+      throw ConfigError(file, where,
+                        "'" + (walked.empty() ? std::string("(top level)") : walked) + "' is " +
+                            std::string(cur->type_name()) + ", not an object or array");
+    }
+    walked += (walked.empty() ? "" : ".") + part;
+  }
+}
+
+ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
+                                  const std::filesystem::path& repo_root) {
+  ExperimentConfig cfg;
+  cfg.file = file;
+  JsonReader r(doc, file, "");
+
+  cfg.name = r.required_string("name");
+  if (!valid_name(cfg.name)) {
+    r.fail("name", "'" + cfg.name + "' must be non-empty letters, digits, '_', '-' or '.'");
+  }
+  cfg.description = r.string_or("description", "");
+  cfg.platform = r.string_or("platform", "sim");
+  if (cfg.platform.empty()) r.fail("platform", "must not be empty");
+  if (const auto* pp = r.optional("platform_params")) {
+    if (!pp->is_object())
+      r.fail("platform_params", std::string("expected an object, got ") + pp->type_name());
+    cfg.platform_params = *pp;
+  }
+  const std::int64_t seed = r.int_or("seed", 1);
+  if (seed < 0) r.fail("seed", "must be >= 0");
+  cfg.seed = static_cast<std::uint64_t>(seed);
+
+  // Devices: names are checked here; the profiles themselves are loaded by the platform.
+  {
+    const auto& devices = r.required("devices");
+    if (!devices.is_array()) {
+      r.fail("devices", std::string("expected an array, got ") + devices.type_name());
+    }
+    if (devices.empty()) r.fail("devices", "needs at least one device");
+    const auto profiles = device_profile_names(repo_root / "traces" / "devices");
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      JsonReader d(devices[i], file, index_path("devices", i));
+      DeviceConfig dc;
+      dc.profile = d.required_string("profile");
+      if (!std::binary_search(profiles.begin(), profiles.end(), dc.profile)) {
+        d.fail("profile",
+               "unknown device profile '" + dc.profile + "'; valid names: " + join(profiles));
+      }
+      if (d.has("memory_gib")) {
+        const double gib = d.positive("memory_gib", d.required_number("memory_gib"));
+        if (gib > 1e6) d.fail("memory_gib", "out of range (more than 1e6 GiB)");
+        dc.memory_bytes = static_cast<std::uint64_t>(std::llround(gib * 1073741824.0));
+      }
+      d.finish();
+      cfg.devices.push_back(std::move(dc));
+    }
+  }
+
+  const std::string precision = r.string_or("precision", "fp32");
+  try {
+    cfg.cost.precision = parse_precision(precision);
+  } catch (const UsageError&) {
+    r.fail("precision", "expected fp32, tf32, fp16 or bf16, got '" + precision + "'");
+  }
+  const double overhead_us = r.number_or("framework_overhead_us", 0.0);
+  r.non_negative("framework_overhead_us", overhead_us);
+  if (overhead_us > 1e9) r.fail("framework_overhead_us", "out of range");
+  cfg.cost.framework_overhead_ns = static_cast<DurationNs>(std::llround(overhead_us * 1e3));
+
+  {
+    JsonReader p = r.object("policy");
+    cfg.policy = p.required_string("name");
+    if (cfg.policy.empty()) p.fail("name", "must not be empty");
+    if (const auto* params = p.optional("params")) {
+      if (!params->is_object()) {
+        p.fail("params", std::string("expected an object, got ") + params->type_name());
+      }
+      cfg.policy_params = *params;
+    }
+    p.finish();
+  }
+
+  // Workload: JSONL files, then inline jobs, then services; sorted by arrival afterwards.
+  std::vector<Origin> origins;
+  {
+    JsonReader w = r.object("workload");
+    auto array_of = [&w](const std::string& key) -> const nlohmann::json* {
+      const auto* a = w.optional(key);
+      if (a && !a->is_array()) {
+        w.fail(key, std::string("expected an array, got ") + a->type_name());
+      }
+      return a;
+    };
+    if (const auto* files = array_of("files")) {
+      for (std::size_t i = 0; i < files->size(); ++i) {
+        const auto& f = (*files)[i];
+        const std::string key = index_path("files", i);
+        if (!f.is_string()) w.fail(key, std::string("expected a string, got ") + f.type_name());
+        const std::filesystem::path rel = f.get<std::string>();
+        const std::filesystem::path full = rel.is_absolute() ? rel : repo_root / rel;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(full, ec)) {
+          w.fail(key, "cannot open '" + full.string() + "'");
+        }
+        for (JobSpec& job : load_jobs_jsonl(rel, repo_root)) {
+          cfg.jobs.push_back(std::move(job));
+          origins.push_back(Origin{rel.string(), "", full});
+        }
+      }
+    }
+    if (const auto* jobs = array_of("jobs")) {
+      for (std::size_t i = 0; i < jobs->size(); ++i) {
+        const std::string path = w.path_of(index_path("jobs", i));
+        cfg.jobs.push_back(parse_job((*jobs)[i], file, path, repo_root));
+        origins.push_back(Origin{file, path, {}});
+      }
+    }
+    if (const auto* services = array_of("services")) {
+      for (std::size_t i = 0; i < services->size(); ++i) {
+        const std::string path = w.path_of(index_path("services", i));
+        cfg.jobs.push_back(parse_service((*services)[i], file, path, i, cfg.seed, repo_root));
+        origins.push_back(Origin{file, path, {}});
+      }
+    }
+    w.finish();
+  }
+
+  if (const auto* h = r.optional("horizon_s")) {
+    if (!h->is_number())
+      r.fail("horizon_s", std::string("expected a number, got ") + h->type_name());
+    cfg.horizon_ns = seconds_to_ns(seconds(r, "horizon_s", r.required_number("horizon_s"), true));
+  }
+  cfg.out_dir = r.string_or("out_dir", "results/" + cfg.name);
+  if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
+  cfg.write_trace = r.bool_or("trace", true);
+  r.finish();
+
+  if (cfg.jobs.empty()) {
+    throw ConfigError(file, "workload", "no jobs: give workload.files, jobs or services");
+  }
+  const ModelCatalog catalog(repo_root / "traces" / "models");
+  const auto models = catalog.names();
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < cfg.jobs.size(); ++i) {
+    const JobSpec& job = cfg.jobs[i];
+    if (!std::binary_search(models.begin(), models.end(), job.model)) {
+      fail_at(origins[i], job.name, "model",
+              "unknown model '" + job.model + "'; valid names: " + join(models));
+    }
+    if (auto [it, fresh] = seen.emplace(job.name, i); !fresh) {
+      fail_at(origins[i], job.name, "name", "duplicate job name '" + job.name + "'");
+    }
+  }
+  std::stable_sort(cfg.jobs.begin(), cfg.jobs.end(),
+                   [](const JobSpec& a, const JobSpec& b) { return a.arrival_ns < b.arrival_ns; });
+  validate_jobs(cfg.jobs, file);
+  cfg.resolved = std::move(doc);
+  return cfg;
+}
+
+ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                 const std::vector<std::string>& overrides,
+                                 const std::filesystem::path& repo_root) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw ConfigError(name, "", "cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: <problem>"
+    const std::string msg = e.what();
+    const auto at = msg.find("at line ");
+    const auto colon = at == std::string::npos ? at : msg.find(": ", at);
+    if (colon != std::string::npos) {
+      throw ConfigError(name, msg.substr(at + 3, colon - at - 3), msg.substr(colon + 2));
+    }
+    const auto tag = msg.find("] ");
+    throw ConfigError(name, "byte " + std::to_string(e.byte),
+                      tag == std::string::npos ? msg : msg.substr(tag + 2));
+  }
+  for (const auto& o : overrides) apply_override(doc, o, name);
+  return parse_experiment(std::move(doc), name, repo_root);
+}
+
+std::filesystem::path find_repo_root(const std::filesystem::path& start) {
+  std::error_code ec;
+  if (const char* env = std::getenv("GPUMUX_ROOT"); env != nullptr && *env != '\0') {
+    const std::filesystem::path root(env);
+    if (!std::filesystem::is_directory(root / "traces" / "models", ec)) {
+      throw UsageError("GPUMUX_ROOT=" + root.string() + " has no traces/models folder");
+    }
+    return root;
+  }
+  std::filesystem::path p = std::filesystem::absolute(start, ec);
+  if (ec) p = start;
+  for (;;) {
+    if (std::filesystem::is_directory(p / "traces" / "models", ec)) return p;
+    if (!p.has_parent_path() || p.parent_path() == p) break;
+    p = p.parent_path();
+  }
+  throw UsageError("cannot find the gpumux repository (a folder with traces/models) at or above " +
+                   start.string() + "; set GPUMUX_ROOT");
+}
+
+}  // namespace gpumux

@@ -1,0 +1,291 @@
+// Device profiles: strict loading of traces/devices/<name>.json (schema in traces/formats.md).
+#include "gpumux/device_profile.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+
+namespace gpumux {
+
+Precision parse_precision(std::string_view text) {
+  if (text == "fp32") return Precision::Fp32;
+  if (text == "tf32") return Precision::Tf32;
+  if (text == "fp16") return Precision::Fp16;
+  if (text == "bf16") return Precision::Bf16;
+  throw UsageError("unknown precision '" + std::string(text) +
+                   "'; valid names: fp32, tf32, fp16, bf16");
+}
+
+std::string_view to_string(Precision p) noexcept {
+  switch (p) {
+    case Precision::Fp32:
+      return "fp32";
+    case Precision::Tf32:
+      return "tf32";
+    case Precision::Fp16:
+      return "fp16";
+    case Precision::Bf16:
+      return "bf16";
+  }
+  return "?";
+}
+
+double DeviceProfile::peak_tflops(Precision p) const noexcept {
+  // A profile without tensor cores for a precision runs it on the fp32 pipeline.
+  double peak = 0;
+  switch (p) {
+    case Precision::Fp32:
+      peak = fp32_tflops;
+      break;
+    case Precision::Tf32:
+      peak = tf32_tflops;
+      break;
+    case Precision::Fp16:
+      peak = fp16_tflops;
+      break;
+    case Precision::Bf16:
+      peak = bf16_tflops;
+      break;
+  }
+  return peak > 0 ? peak : fp32_tflops;
+}
+
+DurationNs DeviceProfile::malloc_ns(std::uint64_t bytes) const noexcept {
+  // Integer ceil(per_gib * bytes / 2^30); 128-bit so terabyte requests cannot overflow.
+  __extension__ using U128 = unsigned __int128;
+  const auto per_gib = static_cast<U128>(std::max<DurationNs>(malloc_per_gib_ns, 0));
+  const U128 scaled = (per_gib * bytes + ((1ull << 30) - 1)) >> 30;
+  return malloc_base_ns + static_cast<DurationNs>(scaled);
+}
+
+namespace {
+
+[[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file) {
+  std::string msg = e.what();
+  const std::string prefix = file + ": ";
+  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+  const auto sep = msg.find(": ");
+  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
+  throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
+}
+
+constexpr const char* kKindKeys[kLayerKinds] = {"conv",      "linear",    "norm",       "pool",
+                                                "embedding", "attention", "elementwise"};
+
+double fraction(JsonReader& r, const std::string& key) {
+  const double v = r.required_number(key);
+  if (!(v > 0 && v <= 1)) r.fail(key, "must be in (0, 1]");
+  return v;
+}
+
+double non_negative(JsonReader& r, const std::string& key) {
+  return r.non_negative(key, r.required_number(key));
+}
+
+DurationNs duration(JsonReader& r, const std::string& key) {
+  const std::int64_t v = r.required_int(key);
+  if (v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
+  if (v > 100'000'000'000'000'000) r.fail(key, "out of range");
+  return v;
+}
+
+std::uint64_t count(JsonReader& r, const std::string& key, std::int64_t min) {
+  const std::int64_t v = r.required_int(key);
+  if (v < min) r.fail(key, "must be >= " + std::to_string(min));
+  return static_cast<std::uint64_t>(v);
+}
+
+std::vector<DurationNs> read_times(JsonReader& r, const std::string& key, const nlohmann::json& a) {
+  if (!a.is_array()) r.fail(key, "expected an array of per-layer times (ns)");
+  std::vector<DurationNs> out;
+  out.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& v = a[i];
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e17) {
+      r.fail(key, "element " + std::to_string(i) + " is not a duration >= 0 ns");
+    }
+    out.push_back(static_cast<DurationNs>(std::llround(v.get<double>())));
+  }
+  return out;
+}
+
+DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) {
+  JsonReader r(doc, file, "");
+  DeviceProfile p;
+  p.name = r.required_string("name");
+  p.display_name = r.required_string("display_name");
+  const std::string kind = r.required_string("kind");
+  if (kind == "gpu") {
+    p.kind = DeviceKind::Gpu;
+  } else if (kind == "cpu") {
+    p.kind = DeviceKind::Cpu;
+  } else {
+    r.fail("kind", "expected \"gpu\" or \"cpu\", got '" + kind + "'");
+  }
+  const bool gpu = p.kind == DeviceKind::Gpu;
+  p.memory_bytes = count(r, "memory_bytes", 1);
+  p.sm_count = static_cast<std::uint32_t>(count(r, "sm_count", 1));
+  if (p.sm_count > (1u << 20)) r.fail("sm_count", "out of range");
+
+  JsonReader c = r.object("compute");
+  p.fp32_tflops = c.positive("fp32_tflops", c.required_number("fp32_tflops"));
+  p.tf32_tflops = non_negative(c, "tf32_tflops");  // 0: no tensor-core path for this precision
+  p.fp16_tflops = non_negative(c, "fp16_tflops");
+  p.bf16_tflops = non_negative(c, "bf16_tflops");
+  p.mem_bandwidth_gbps = c.positive("mem_bandwidth_gbps", c.required_number("mem_bandwidth_gbps"));
+  JsonReader eff = c.object("efficiency");
+  for (int k = 0; k < kLayerKinds; ++k) p.efficiency[k] = fraction(eff, kKindKeys[k]);
+  eff.finish();
+  p.memory_efficiency = fraction(c, "memory_efficiency");
+  p.tile_m = static_cast<std::uint32_t>(count(c, "tile_m", 1));
+  p.tile_n = static_cast<std::uint32_t>(count(c, "tile_n", 1));
+  c.finish();
+
+  JsonReader kernels = r.object("kernels");
+  p.launch_ns = duration(kernels, "launch_ns");
+  JsonReader per_layer = kernels.object("per_layer");
+  for (int k = 0; k < kLayerKinds; ++k) {
+    const auto v = count(per_layer, kKindKeys[k], 0);
+    if (v > 1000) per_layer.fail(kKindKeys[k], "out of range");
+    p.kernels_per_layer[k] = static_cast<std::uint32_t>(v);
+  }
+  per_layer.finish();
+  kernels.finish();
+
+  JsonReader link = r.object("link");
+  // A CPU device has no host link of its own; a GPU must be able to move bytes.
+  auto bandwidth = [&](const char* key) {
+    return gpu ? link.positive(key, link.required_number(key)) : non_negative(link, key);
+  };
+  p.h2d_gbps = bandwidth("h2d_gbps");
+  p.d2h_gbps = bandwidth("d2h_gbps");
+  p.h2d_latency_ns = duration(link, "h2d_latency_ns");
+  p.d2h_latency_ns = duration(link, "d2h_latency_ns");
+  p.pageable_factor =
+      gpu ? link.positive("pageable_factor", link.required_number("pageable_factor"))
+          : non_negative(link, "pageable_factor");
+  p.peer_gbps = non_negative(link, "peer_gbps");
+  link.finish();
+
+  JsonReader rt = r.object("runtime");
+  p.process_start_ns = duration(rt, "process_start_ns");
+  p.context_create_ns = duration(rt, "context_create_ns");
+  p.stream_create_ns = duration(rt, "stream_create_ns");
+  p.malloc_base_ns = duration(rt, "malloc_base_ns");
+  p.malloc_per_gib_ns = duration(rt, "malloc_per_gib_ns");
+  p.free_ns = duration(rt, "free_ns");
+  p.event_ns = duration(rt, "event_ns");
+  p.pin_per_gib_ns = duration(rt, "pin_per_gib_ns");
+  rt.finish();
+
+  JsonReader sharing = r.object("sharing");
+  p.timeslice_ns = duration(sharing, "timeslice_ns");
+  p.context_switch_ns = duration(sharing, "context_switch_ns");
+  p.mps_efficiency = fraction(sharing, "mps_efficiency");
+  p.concurrent_efficiency = fraction(sharing, "concurrent_efficiency");
+  sharing.finish();
+
+  {
+    const auto& sources = r.required("sources");
+    JsonReader s(sources, file, "sources");
+    for (const auto& [key, value] : sources.items()) {
+      if (!s.required(key).is_string()) s.fail(key, "expected a string naming the source");
+    }
+    s.finish();
+  }
+
+  p.provenance = r.string_or("provenance", "");
+
+  if (const auto* cal = r.optional("calibrated")) {
+    JsonReader models(*cal, file, "calibrated");
+    for (const auto& [model, batches] : cal->items()) {
+      JsonReader br(models.required(model), file, models.path_of(model));
+      auto& by_batch = p.calibrated[model];
+      for (const auto& [batch_text, times] : batches.items()) {
+        std::uint32_t batch = 0;
+        const char* first = batch_text.data();
+        const char* last = first + batch_text.size();
+        auto [ptr, ec] = std::from_chars(first, last, batch);
+        if (ec != std::errc() || ptr != last || batch < 1) {
+          br.fail(batch_text, "a batch size key must be an integer >= 1");
+        }
+        JsonReader tr(br.required(batch_text), file, br.path_of(batch_text));
+        LayerTimes t;
+        t.forward_ns = read_times(tr, "forward_ns", tr.required("forward_ns"));
+        if (const auto* bwd = tr.optional("backward_ns")) {
+          t.backward_ns = read_times(tr, "backward_ns", *bwd);
+        }
+        tr.finish();
+        by_batch[batch] = std::move(t);
+      }
+      br.finish();
+    }
+    models.finish();
+  }
+  if (const auto* fits = r.optional("calibration")) {
+    // Free-form record of the measured fits; kept in the file, not interpreted here.
+    if (!fits->is_object()) r.fail("calibration", "expected an object");
+  }
+  r.finish();
+  return p;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+DeviceProfile load_device_profile(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TraceError(name, "byte " + std::to_string(e.byte),
+                     std::string("invalid JSON: ") + e.what());
+  }
+  try {
+    return parse_profile(doc, name);
+  } catch (const ConfigError& e) {
+    rethrow_as_trace(e, name);
+  }
+}
+
+std::vector<std::string> device_profile_names(const std::filesystem::path& directory) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(directory, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".json" && it->is_regular_file(ec)) out.push_back(p.stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+DeviceProfile find_device_profile(const std::filesystem::path& directory, const std::string& name) {
+  const auto names = device_profile_names(directory);
+  if (!std::binary_search(names.begin(), names.end(), name)) {
+    throw UsageError("unknown device profile '" + name + "'; valid names: " + join(names));
+  }
+  DeviceProfile p = load_device_profile(directory / (name + ".json"));
+  if (p.name != name) {
+    throw TraceError((directory / (name + ".json")).string(), "name",
+                     "profile name '" + p.name + "' does not match the file name");
+  }
+  return p;
+}
+
+}  // namespace gpumux

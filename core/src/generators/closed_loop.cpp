@@ -1,0 +1,71 @@
+// Arrival generator "closed_loop": a client that sends its next request think_ms after the
+// previous one completes, only in "on" phases (PipeSwitch's scheduling-cycle experiment). The
+// Engine produces the arrivals while the run proceeds; this only describes the client.
+#include <cmath>
+#include <optional>
+
+#include "gpumux/json_reader.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+namespace {
+
+double bounded(JsonReader& r, const std::string& key, bool positive) {
+  const double v = r.required_number(key);
+  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
+  if (v > 1e9) r.fail(key, "out of range (more than 1e9)");
+  return v;
+}
+
+class ClosedLoopGenerator final : public ArrivalGenerator {
+ public:
+  explicit ClosedLoopGenerator(const GeneratorArgs& a) {
+    JsonReader r(a.params, a.file, a.key_path);
+    (void)r.optional("generator");
+    if (r.has("count")) {
+      const std::int64_t c = r.required_int("count");
+      if (c < 1) r.fail("count", "must be >= 1");
+      count_ = static_cast<std::uint64_t>(c);
+    }
+    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
+    if (count_ == 0 && !duration_ns_) r.fail("", "needs count or duration_s (or both)");
+    if (r.has("think_ms")) {
+      think_ns_ = static_cast<DurationNs>(std::llround(bounded(r, "think_ms", false) * 1e6));
+    }
+    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
+    on_ns_ = r.has("on_s") ? seconds_to_ns(bounded(r, "on_s", false)) : 0;
+    off_ns_ = r.has("off_s") ? seconds_to_ns(bounded(r, "off_s", false)) : 0;
+    if (on_ns_ == 0 && off_ns_ > 0) r.fail("off_s", "an off phase needs on_s > 0");
+    r.finish();
+  }
+
+  std::vector<TimeNs> generate(std::mt19937_64& /*rng*/, TimeNs /*start*/) const override {
+    return {};
+  }
+
+  std::optional<ClosedLoop> closed_loop(TimeNs default_start_ns) const override {
+    ClosedLoop c;
+    c.enabled = true;
+    c.count = count_;
+    c.think_ns = think_ns_;
+    c.start_ns = start_ns_.value_or(default_start_ns);
+    c.end_ns = duration_ns_ ? c.start_ns + *duration_ns_ : kTimeNever;
+    c.on_ns = on_ns_;
+    c.off_ns = off_ns_;
+    return c;
+  }
+
+ private:
+  std::uint64_t count_ = 0;
+  std::optional<DurationNs> duration_ns_;
+  DurationNs think_ns_ = 0, on_ns_ = 0, off_ns_ = 0;
+  std::optional<TimeNs> start_ns_;
+};
+
+}  // namespace
+
+GPUMUX_REGISTER_GENERATOR("closed_loop", ClosedLoopGenerator,
+                          "closed-loop client: count and/or duration_s, think_ms, start_s, "
+                          "on_s/off_s");
+
+}  // namespace gpumux

@@ -1,0 +1,109 @@
+// Arrival generator "gamma": bursty open-loop requests whose gaps are gamma-distributed with
+// mean 1/rate_per_s and coefficient of variation cv (shape 1/cv^2; cv = 1 is Poisson).
+#include <cmath>
+#include <optional>
+
+#include "gpumux/json_reader.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+namespace {
+
+constexpr std::size_t kMaxArrivals = 10'000'000;
+constexpr double kPi = 3.14159265358979323846;
+
+double uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+// Box-Muller; written out (not std::normal_distribution) so sequences match across libraries.
+double standard_normal(std::mt19937_64& rng) {
+  const double u1 = 1.0 - uniform01(rng);  // (0, 1]
+  const double u2 = uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * kPi * u2);
+}
+
+// Marsaglia & Tsang (2000), with the shape < 1 boost Gamma(k) = Gamma(k + 1) * U^(1/k).
+double standard_gamma(std::mt19937_64& rng, double shape) {
+  if (shape < 1.0) {
+    const double g = standard_gamma(rng, shape + 1.0);
+    return g * std::pow(1.0 - uniform01(rng), 1.0 / shape);
+  }
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double x = standard_normal(rng);
+    double v = 1.0 + c * x;
+    if (v <= 0) continue;
+    v = v * v * v;
+    const double u = 1.0 - uniform01(rng);
+    if (u < 1.0 - 0.0331 * x * x * x * x) return d * v;
+    if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
+double bounded(JsonReader& r, const std::string& key, bool positive) {
+  const double v = r.required_number(key);
+  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
+  if (v > 1e9) r.fail(key, "out of range (more than 1e9)");
+  return v;
+}
+
+class GammaGenerator final : public ArrivalGenerator {
+ public:
+  explicit GammaGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
+    JsonReader r(a.params, a.file, a.key_path);
+    (void)r.optional("generator");
+    rate_per_s_ = r.positive("rate_per_s", r.required_number("rate_per_s"));
+    const double cv = bounded(r, "cv", true);
+    if (cv < 1e-3 || cv > 100) r.fail("cv", "must be in [0.001, 100]");
+    shape_ = 1.0 / (cv * cv);
+    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
+    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
+    if (r.has("count")) {
+      const std::int64_t c = r.required_int("count");
+      if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {
+        r.fail("count", "must be in [1, " + std::to_string(kMaxArrivals) + "]");
+      }
+      count_ = static_cast<std::uint64_t>(c);
+    }
+    if (!duration_ns_ && !count_) r.fail("", "needs duration_s or count (or both)");
+    r.finish();
+  }
+
+  std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
+    const TimeNs start = start_ns_.value_or(default_start_ns);
+    const TimeNs end = duration_ns_ ? start + *duration_ns_ : kTimeNever;
+    const double scale_ns = 1e9 / rate_per_s_ / shape_;  // mean gap = shape * scale
+    std::vector<TimeNs> out;
+    double t = 0;
+    while (!count_ || out.size() < *count_) {
+      t += standard_gamma(rng, shape_) * scale_ns;
+      if (t > 4e18 - static_cast<double>(start)) {
+        throw ConfigError(file_, path_, "arrival times overflow; lower count or raise rate_per_s");
+      }
+      const TimeNs x = start + static_cast<TimeNs>(std::llround(t));
+      if (x >= end) break;
+      if (out.size() >= kMaxArrivals) {
+        throw ConfigError(file_, path_, "more than " + std::to_string(kMaxArrivals) + " arrivals");
+      }
+      out.push_back(x);
+    }
+    return out;
+  }
+
+ private:
+  std::string file_, path_;
+  double rate_per_s_ = 0, shape_ = 1;
+  std::optional<TimeNs> start_ns_;
+  std::optional<DurationNs> duration_ns_;
+  std::optional<std::uint64_t> count_;
+};
+
+}  // namespace
+
+GPUMUX_REGISTER_GENERATOR("gamma", GammaGenerator,
+                          "bursty open-loop arrivals, gamma gaps: rate_per_s, cv, start_s, "
+                          "duration_s/count");
+
+}  // namespace gpumux

@@ -1,0 +1,68 @@
+// Arrival generator "replay": request times from an arrivals CSV (traces/arrivals/*.csv),
+// shifted by offset_s and stretched by time_scale.
+#include <cmath>
+#include <optional>
+
+#include "gpumux/json_reader.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux {
+namespace {
+
+class ReplayGenerator final : public ArrivalGenerator {
+ public:
+  explicit ReplayGenerator(const GeneratorArgs& a) {
+    JsonReader r(a.params, a.file, a.key_path);
+    (void)r.optional("generator");
+    const std::string file = r.required_string("file");
+    if (r.has("offset_s")) {
+      const double offset_s = r.non_negative("offset_s", r.required_number("offset_s"));
+      if (offset_s > 1e9) r.fail("offset_s", "out of range (more than 1e9 s)");
+      offset_ns_ = seconds_to_ns(offset_s);
+    }
+    time_scale_ = r.positive("time_scale", r.number_or("time_scale", 1.0));
+    if (time_scale_ > 1e6) r.fail("time_scale", "out of range (more than 1e6)");
+    std::int64_t limit = -1;
+    if (r.has("limit")) {
+      limit = r.required_int("limit");
+      if (limit < 1) r.fail("limit", "must be >= 1");
+    }
+    r.finish();
+    // Read now, so a bad file is reported when the config is loaded.
+    const std::filesystem::path path = std::filesystem::path(file).is_absolute()
+                                           ? std::filesystem::path(file)
+                                           : a.repo_root / file;
+    try {
+      times_s_ = load_arrivals_csv(path);
+    } catch (const InputError& e) {
+      r.fail("file", e.what());
+    }
+    if (limit >= 0 && times_s_.size() > static_cast<std::size_t>(limit)) times_s_.resize(limit);
+    if (times_s_.empty()) r.fail("file", "the arrivals file has no rows");
+  }
+
+  std::vector<TimeNs> generate(std::mt19937_64& /*rng*/, TimeNs default_start_ns) const override {
+    const TimeNs offset = offset_ns_.value_or(default_start_ns);
+    std::vector<TimeNs> out;
+    out.reserve(times_s_.size());
+    // CSV times are at most 1e9 s and the scale at most 1e6: 1e24 ns would overflow, so clamp
+    // the product in double before converting.
+    for (double t : times_s_) {
+      const double ns = std::min(t * time_scale_ * 1e9, 4e18);
+      out.push_back(offset + static_cast<TimeNs>(std::llround(ns)));
+    }
+    return out;
+  }
+
+ private:
+  std::optional<TimeNs> offset_ns_;
+  double time_scale_ = 1.0;
+  std::vector<double> times_s_;
+};
+
+}  // namespace
+
+GPUMUX_REGISTER_GENERATOR("replay", ReplayGenerator,
+                          "replays an arrivals CSV: file, offset_s, time_scale, limit");
+
+}  // namespace gpumux

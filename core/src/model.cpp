@@ -1,0 +1,341 @@
+// The layer-level model zoo: Model's derived totals and the strict model-file loader.
+#include "gpumux/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+
+namespace gpumux {
+
+std::string_view to_string(LayerKind kind) noexcept {
+  switch (kind) {
+    case LayerKind::Conv:
+      return "conv";
+    case LayerKind::Linear:
+      return "linear";
+    case LayerKind::Norm:
+      return "norm";
+    case LayerKind::Pool:
+      return "pool";
+    case LayerKind::Embedding:
+      return "embedding";
+    case LayerKind::Attention:
+      return "attention";
+    case LayerKind::Elementwise:
+      return "elementwise";
+  }
+  return "?";
+}
+
+Model::Model(std::string name, std::string display_name, std::vector<Layer> layers,
+             std::map<std::string, Grouping, std::less<>> groupings, std::uint32_t sequence_length)
+    : name_(std::move(name)),
+      display_name_(std::move(display_name)),
+      layers_(std::move(layers)),
+      groupings_(std::move(groupings)),
+      sequence_length_(sequence_length) {
+  const auto n = static_cast<std::uint32_t>(layers_.size());
+  weight_prefix_.assign(n + 1, 0);
+  tensor_prefix_.assign(n + 1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Layer& l = layers_[i];
+    weight_prefix_[i + 1] = weight_prefix_[i] + l.weight_bytes;
+    tensor_prefix_[i + 1] = tensor_prefix_[i] + l.tensors;
+    params_ += l.params;
+    train_activation_bytes_ += l.output_bytes;
+    if (l.aux) continue;  // not run at inference, so not part of the forward work
+    for (const GemmShape& g : l.gemms) {
+      fwd_macs_ += static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+                   static_cast<double>(g.count);
+    }
+    infer_activation_bytes_ = std::max(infer_activation_bytes_, l.input_bytes + l.output_bytes);
+  }
+  weight_bytes_ = weight_prefix_[n];
+
+  for (const auto& [gname, g] : groupings_) {
+    if (g.starts.empty() || g.starts.front() != 0) {
+      throw std::invalid_argument("grouping '" + gname + "' must start at layer 0");
+    }
+    for (std::size_t i = 1; i < g.starts.size(); ++i) {
+      if (g.starts[i] <= g.starts[i - 1] || g.starts[i] >= n) {
+        throw std::invalid_argument("grouping '" + gname +
+                                    "' must strictly increase below the layer count");
+      }
+    }
+  }
+  // The implicit groupings always mean the same thing, whatever the caller passed.
+  Grouping per_layer{"per_layer", {}};
+  per_layer.starts.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) per_layer.starts.push_back(i);
+  groupings_["per_layer"] = std::move(per_layer);
+  Grouping whole{"whole", {}};
+  if (n > 0) whole.starts.push_back(0);
+  groupings_["whole"] = std::move(whole);
+  for (auto& [gname, g] : groupings_) g.name = gname;
+}
+
+std::uint64_t Model::weight_bytes(LayerRange range) const noexcept {
+  const auto n = layer_count();
+  const std::uint32_t last = std::min(range.last, n);
+  const std::uint32_t first = std::min(range.first, last);
+  return weight_prefix_.empty() ? 0 : weight_prefix_[last] - weight_prefix_[first];
+}
+
+std::uint64_t Model::tensors(LayerRange range) const noexcept {
+  const auto n = layer_count();
+  const std::uint32_t last = std::min(range.last, n);
+  const std::uint32_t first = std::min(range.first, last);
+  return tensor_prefix_.empty() ? 0 : tensor_prefix_[last] - tensor_prefix_[first];
+}
+
+const Grouping& Model::grouping(std::string_view name) const {
+  auto it = groupings_.find(name);
+  if (it == groupings_.end()) {
+    std::string valid;
+    for (const auto& [gname, g] : groupings_) valid += (valid.empty() ? "" : ", ") + gname;
+    throw UsageError("model '" + name_ + "' has no grouping '" + std::string(name) +
+                     "'; valid groupings: " + valid);
+  }
+  return it->second;
+}
+
+bool Model::has_grouping(std::string_view name) const noexcept {
+  return groupings_.find(name) != groupings_.end();
+}
+
+std::vector<std::string> Model::grouping_names() const {
+  std::vector<std::string> out;
+  out.reserve(groupings_.size());
+  for (const auto& [gname, g] : groupings_) out.push_back(gname);
+  return out;
+}
+
+namespace {
+
+// JsonReader reports ConfigError("<file>: <path>: <problem>"); model files are traces, so the
+// same message is re-thrown as a TraceError.
+[[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file) {
+  std::string msg = e.what();
+  const std::string prefix = file + ": ";
+  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+  const auto sep = msg.find(": ");
+  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
+  throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
+}
+
+std::uint64_t read_count(JsonReader& r, const std::string& key, std::uint64_t max) {
+  const std::int64_t v = r.required_int(key);
+  if (v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
+  if (static_cast<std::uint64_t>(v) > max) r.fail(key, "out of range: " + std::to_string(v));
+  return static_cast<std::uint64_t>(v);
+}
+
+LayerKind parse_kind(JsonReader& r) {
+  const std::string kind = r.required_string("kind");
+  static constexpr LayerKind kAll[] = {
+      LayerKind::Conv,      LayerKind::Linear,    LayerKind::Norm,       LayerKind::Pool,
+      LayerKind::Embedding, LayerKind::Attention, LayerKind::Elementwise};
+  for (LayerKind k : kAll) {
+    if (kind == to_string(k)) return k;
+  }
+  r.fail("kind", "unknown layer kind '" + kind +
+                     "'; valid: conv, linear, norm, pool, embedding, attention, elementwise");
+}
+
+Layer parse_layer(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  JsonReader r(j, file, path);
+  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max() / 4;
+  Layer l;
+  l.name = r.required_string("name");
+  l.kind = parse_kind(r);
+  l.params = read_count(r, "params", kMax);
+  l.buffers = read_count(r, "buffers", kMax);
+  l.tensors = static_cast<std::uint32_t>(read_count(r, "tensors", 1u << 20));
+  l.weight_bytes = read_count(r, "weight_bytes", kMax);
+  l.input_bytes = read_count(r, "input_bytes", kMax);
+  l.output_bytes = read_count(r, "output_bytes", kMax);
+  l.fwd_flops = r.non_negative("fwd_flops", r.required_number("fwd_flops"));
+  l.bwd_flops = r.non_negative("bwd_flops", r.required_number("bwd_flops"));
+  const auto& gemms = r.required("gemms");
+  if (!gemms.is_array())
+    r.fail("gemms", std::string("expected an array, got ") + gemms.type_name());
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    JsonReader g(gemms[i], file, r.path_of("gemms") + "[" + std::to_string(i) + "]");
+    GemmShape s;
+    s.m = read_count(g, "m", 1ull << 40);
+    s.n = read_count(g, "n", 1ull << 40);
+    s.k = read_count(g, "k", 1ull << 40);
+    s.count = read_count(g, "count", 1ull << 40);
+    for (const char* key : {"m", "n", "k", "count"}) {
+      if (g.required_int(key) < 1) g.fail(key, "must be >= 1");
+    }
+    g.finish();
+    l.gemms.push_back(s);
+  }
+  l.aux = r.bool_or("aux", false);
+  r.finish();
+  return l;
+}
+
+Model parse_model(const nlohmann::json& doc, const std::string& file) {
+  JsonReader r(doc, file, "");
+  const std::string name = r.required_string("name");
+  const std::string display_name = r.string_or("display_name", name);
+  (void)r.string_or("source", "");
+  (void)r.string_or("domain", "");
+  if (const auto* shape = r.optional("input_shape")) {
+    if (!shape->is_array()) r.fail("input_shape", "expected an array");
+    for (const auto& d : *shape) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 1) {
+        r.fail("input_shape", "expected positive integers");
+      }
+    }
+  }
+  const std::int64_t seq = r.int_or("sequence_length", 0);
+  if (seq < 0 || seq > (1 << 30)) r.fail("sequence_length", "out of range");
+  const std::int64_t dtype = r.required_int("dtype_bytes");
+  if (dtype < 1 || dtype > 8) r.fail("dtype_bytes", "must be between 1 and 8");
+
+  const auto& layers_json = r.required("layers");
+  if (!layers_json.is_array()) r.fail("layers", "expected an array");
+  if (layers_json.empty()) r.fail("layers", "a model needs at least one layer");
+  std::vector<Layer> layers;
+  layers.reserve(layers_json.size());
+  for (std::size_t i = 0; i < layers_json.size(); ++i) {
+    layers.push_back(parse_layer(layers_json[i], file, "layers[" + std::to_string(i) + "]"));
+  }
+  const auto n = static_cast<std::uint32_t>(layers.size());
+
+  // Totals are redundant with the layers; a mismatch means a hand edit or a generator bug.
+  JsonReader totals = r.object("totals");
+  std::uint64_t params = 0, buffers = 0, weight_bytes = 0;
+  for (const Layer& l : layers) {
+    params += l.params;
+    buffers += l.buffers;
+    weight_bytes += l.weight_bytes;
+  }
+  auto check_total = [&](const char* key, std::uint64_t actual) {
+    const std::uint64_t declared = read_count(totals, key, ~0ull);
+    if (declared != actual) {
+      totals.fail(key, "declares " + std::to_string(declared) + " but the layers sum to " +
+                           std::to_string(actual));
+    }
+  };
+  check_total("params", params);
+  check_total("buffers", buffers);
+  check_total("weight_bytes", weight_bytes);
+  check_total("layers", n);
+  const double macs =
+      totals.non_negative("fwd_macs_per_sample", totals.required_number("fwd_macs_per_sample"));
+  totals.finish();
+
+  std::map<std::string, Grouping, std::less<>> groupings;
+  if (const auto* gj = r.optional("groupings")) {
+    JsonReader g(*gj, file, "groupings");
+    for (const auto& [gname, starts] : gj->items()) {
+      const auto& arr = g.required(gname);
+      const std::string path = g.path_of(gname);
+      if (gname == "per_layer" || gname == "whole") {
+        g.fail(gname, "reserved grouping name (it is implicit)");
+      }
+      if (!arr.is_array() || arr.empty())
+        g.fail(gname, "expected a non-empty array of layer indices");
+      Grouping grouping{gname, {}};
+      for (std::size_t i = 0; i < arr.size(); ++i) {
+        const auto& v = arr[i];
+        const std::string where = path + "[" + std::to_string(i) + "]";
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+            v.get<std::int64_t>() >= static_cast<std::int64_t>(n)) {
+          throw TraceError(file, where, "expected a layer index below " + std::to_string(n));
+        }
+        const auto s = static_cast<std::uint32_t>(v.get<std::int64_t>());
+        if (i == 0 && s != 0) throw TraceError(file, where, "a grouping must start at layer 0");
+        if (i > 0 && s <= grouping.starts.back()) {
+          throw TraceError(file, where, "group starts must strictly increase");
+        }
+        grouping.starts.push_back(s);
+      }
+      groupings.emplace(gname, std::move(grouping));
+    }
+    g.finish();
+  }
+  r.finish();
+
+  Model model(name, display_name, std::move(layers), std::move(groupings),
+              static_cast<std::uint32_t>(seq));
+  const double tolerance = 1e-6 * std::max(1.0, macs);
+  if (std::fabs(model.fwd_macs_per_sample() - macs) > tolerance) {
+    throw TraceError(file, "totals.fwd_macs_per_sample",
+                     "declares " + std::to_string(macs) + " but the layers' GEMMs sum to " +
+                         std::to_string(model.fwd_macs_per_sample()));
+  }
+  return model;
+}
+
+}  // namespace
+
+Model load_model(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TraceError(name, "byte " + std::to_string(e.byte),
+                     std::string("invalid JSON: ") + e.what());
+  }
+  try {
+    return parse_model(doc, name);
+  } catch (const ConfigError& e) {
+    rethrow_as_trace(e, name);
+  }
+}
+
+ModelCatalog::ModelCatalog(std::filesystem::path directory) : directory_(std::move(directory)) {}
+
+std::vector<std::string> ModelCatalog::names() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(directory_, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".json" && it->is_regular_file(ec)) out.push_back(p.stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool ModelCatalog::contains(std::string_view name) const {
+  if (cache_.find(name) != cache_.end()) return true;
+  const auto all = names();
+  return std::binary_search(all.begin(), all.end(), std::string(name));
+}
+
+const Model& ModelCatalog::at(std::string_view name) const {
+  if (auto it = cache_.find(name); it != cache_.end()) return it->second;
+  const auto all = names();
+  if (!std::binary_search(all.begin(), all.end(), std::string(name))) {
+    std::string valid;
+    for (const auto& n : all) valid += (valid.empty() ? "" : ", ") + n;
+    throw TraceError(directory_.string(), "model",
+                     "unknown model '" + std::string(name) + "'; valid names: " + valid);
+  }
+  const auto file = directory_ / (std::string(name) + ".json");
+  Model model = load_model(file);
+  if (model.name() != name) {
+    throw TraceError(file.string(), "name",
+                     "model name '" + model.name() + "' does not match the file name");
+  }
+  return cache_.emplace(std::string(name), std::move(model)).first->second;
+}
+
+}  // namespace gpumux

@@ -1,0 +1,344 @@
+// Workloads: strict parsing of job objects and JSONL job files (traces/formats.md), arrivals
+// CSVs, and the closed-loop client's send schedule.
+#include "gpumux/workload.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+
+namespace gpumux {
+
+std::string_view to_string(JobKind k) noexcept {
+  switch (k) {
+    case JobKind::Training:
+      return "training";
+    case JobKind::Inference:
+      return "inference";
+  }
+  return "?";
+}
+
+TimeNs ClosedLoop::next_send_time(TimeNs t) const noexcept {
+  TimeNs x = std::max(t, start_ns);
+  if (x >= end_ns) return kTimeNever;
+  if (on_ns > 0) {
+    const DurationNs period = on_ns + off_ns;
+    const DurationNs phase = (x - start_ns) % period;
+    if (phase >= on_ns) {
+      // In an "off" phase: wait for the next "on" phase to begin.
+      const DurationNs wait = period - phase;
+      if (x > kTimeNever - wait) return kTimeNever;
+      x += wait;
+    }
+  }
+  return x < end_ns ? x : kTimeNever;
+}
+
+namespace {
+
+// Upper bound on any time read from input (about 31 years), far below int64 ns overflow.
+constexpr double kMaxSeconds = 1e9;
+
+std::string seconds_text(double s) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, s);
+  std::string out = ec == std::errc() ? std::string(buf, end) : std::to_string(s);
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";
+  return out;
+}
+
+// Joins a caller's prefix ("line 3" or "workload.jobs[2]") with a key path inside the job.
+std::string join_where(const std::string& where, const std::string& path) {
+  if (path.empty() || path == "(top level)") return where.empty() ? path : where;
+  if (where.empty()) return path;
+  const char last = where.back();
+  if (last == '.' || last == ' ' || last == ':') return where + path;
+  if (last == ']') return where + "." + path;
+  return where + ": " + path;
+}
+
+// Splits "<file>: <path>: <problem>" (a JsonReader ConfigError) into path and problem.
+std::pair<std::string, std::string> split_error(const std::string& what, const std::string& file) {
+  std::string msg = what;
+  const std::string prefix = file + ": ";
+  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+  const auto sep = msg.find(": ");
+  if (sep == std::string::npos) return {"", msg};
+  return {msg.substr(0, sep), msg.substr(sep + 2)};
+}
+
+double seconds_value(JsonReader& r, const std::string& key, double v) {
+  if (!(v >= 0)) r.fail(key, "must be >= 0, got " + seconds_text(v));
+  if (v > kMaxSeconds) r.fail(key, "out of range (more than 1e9 s)");
+  return v;
+}
+
+std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& root) {
+  if (p.is_absolute() || root.empty()) return p;
+  return root / p;
+}
+
+std::vector<TimeNs> read_request_array(JsonReader& r, const nlohmann::json& a, TimeNs arrival) {
+  std::vector<TimeNs> out;
+  out.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string key = "requests[" + std::to_string(i) + "]";
+    const auto& v = a[i];
+    if (!v.is_number()) r.fail(key, std::string("expected a number, got ") + v.type_name());
+    const double s = seconds_value(r, key, v.get<double>());
+    const TimeNs t = seconds_to_ns(s);
+    if (t < arrival) {
+      r.fail(key, "request at " + seconds_text(s) + " s is before arrival_s (" +
+                      seconds_text(ns_to_seconds(arrival)) + ")");
+    }
+    if (!out.empty() && t < out.back()) {
+      r.fail(key, "requests must be sorted (" + seconds_text(s) + " after " +
+                      seconds_text(ns_to_seconds(out.back())) + ")");
+    }
+    out.push_back(t);
+  }
+  if (out.empty()) r.fail("requests", "an inference job needs at least one request");
+  return out;
+}
+
+std::vector<TimeNs> read_request_file(JsonReader& r, double arrival_s,
+                                      const std::filesystem::path& repo_root) {
+  JsonReader q = r.object("requests");
+  const std::string file = q.required_string("file");
+  const double offset_s = seconds_value(q, "offset_s", q.number_or("offset_s", arrival_s));
+  if (seconds_to_ns(offset_s) < seconds_to_ns(arrival_s)) {
+    q.fail("offset_s", "must be >= arrival_s (" + seconds_text(arrival_s) + ")");
+  }
+  const double scale = q.positive("time_scale", q.number_or("time_scale", 1.0));
+  std::int64_t limit = -1;
+  if (q.has("limit")) {
+    limit = q.required_int("limit");
+    if (limit < 1) q.fail("limit", "must be >= 1");
+  }
+  q.finish();
+  std::vector<double> rel;
+  try {
+    rel = load_arrivals_csv(resolve(file, repo_root));
+  } catch (const InputError& e) {
+    q.fail("file", e.what());
+  }
+  if (limit >= 0 && rel.size() > static_cast<std::size_t>(limit)) rel.resize(limit);
+  if (rel.empty()) q.fail("file", "the arrivals file has no requests");
+  std::vector<TimeNs> out;
+  out.reserve(rel.size());
+  for (double t : rel) {
+    const double s = offset_s + t * scale;
+    if (s > kMaxSeconds) q.fail("time_scale", "request times out of range");
+    out.push_back(seconds_to_ns(s));
+  }
+  return out;
+}
+
+JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
+                         const std::filesystem::path& repo_root) {
+  JsonReader r(j, file, "");
+  JobSpec job;
+  job.name = r.required_string("name");
+  if (job.name.empty()) r.fail("name", "must not be empty");
+  const std::string kind = r.required_string("kind");
+  if (kind == "training") {
+    job.kind = JobKind::Training;
+  } else if (kind == "inference") {
+    job.kind = JobKind::Inference;
+  } else {
+    r.fail("kind", "expected \"training\" or \"inference\", got '" + kind + "'");
+  }
+  job.model = r.required_string("model");
+  if (job.model.empty()) r.fail("model", "must not be empty");
+  const std::int64_t batch = r.required_int("batch");
+  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
+  job.batch = static_cast<std::uint32_t>(batch);
+  const double arrival_s = seconds_value(r, "arrival_s", r.required_number("arrival_s"));
+  job.arrival_ns = seconds_to_ns(arrival_s);
+
+  const std::int64_t priority = r.int_or("priority", 0);
+  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
+  job.priority = static_cast<int>(priority);
+  job.weight = r.positive("weight", r.number_or("weight", 1.0));
+  job.tenant = r.string_or("tenant", job.name);
+  if (job.tenant.empty()) r.fail("tenant", "must not be empty");
+  if (r.has("expected_duration_s")) {
+    job.expected_duration_ns = seconds_to_ns(
+        seconds_value(r, "expected_duration_s", r.required_number("expected_duration_s")));
+  }
+
+  if (job.kind == JobKind::Training) {
+    for (const char* key : {"requests", "slo_ms"}) {
+      if (r.has(key)) r.fail(key, "not allowed for a training job");
+    }
+    const std::int64_t iterations = r.required_int("iterations");
+    if (iterations < 1) r.fail("iterations", "must be >= 1");
+    job.iterations = static_cast<std::uint64_t>(iterations);
+    const std::string optimizer = r.string_or("optimizer", "momentum");
+    try {
+      job.optimizer = parse_optimizer(optimizer);
+    } catch (const UsageError&) {
+      r.fail("optimizer", "expected sgd, momentum or adam, got '" + optimizer + "'");
+    }
+  } else {
+    for (const char* key : {"iterations", "optimizer"}) {
+      if (r.has(key)) r.fail(key, "not allowed for an inference job");
+    }
+    const auto& requests = r.required("requests");
+    if (requests.is_array()) {
+      job.requests_ns = read_request_array(r, requests, job.arrival_ns);
+    } else if (requests.is_object()) {
+      job.requests_ns = read_request_file(r, arrival_s, repo_root);
+    } else {
+      r.fail("requests", std::string("expected an array of times or an object with \"file\", "
+                                     "got ") +
+                             requests.type_name());
+    }
+    if (r.has("slo_ms")) {
+      const double slo_ms = r.positive("slo_ms", r.required_number("slo_ms"));
+      if (slo_ms > kMaxSeconds) r.fail("slo_ms", "out of range");
+      job.slo_ns = static_cast<DurationNs>(std::llround(slo_ms * 1e6));
+    }
+  }
+  r.finish();
+  return job;
+}
+
+}  // namespace
+
+JobSpec parse_job(const nlohmann::json& j, const std::string& file, const std::string& where,
+                  const std::filesystem::path& repo_root) {
+  try {
+    return parse_job_fields(j, file, repo_root);
+  } catch (const ConfigError& e) {
+    auto [path, problem] = split_error(e.what(), file);
+    throw TraceError(file, join_where(where, path), problem);
+  }
+}
+
+std::vector<JobSpec> load_jobs_jsonl(const std::filesystem::path& file,
+                                     const std::filesystem::path& repo_root) {
+  const std::string name = file.string();
+  // Relative paths name files in the repository; messages keep the path as given.
+  std::filesystem::path open_path = file;
+  std::error_code ec;
+  if (file.is_relative() && !repo_root.empty() && std::filesystem::exists(repo_root / file, ec)) {
+    open_path = repo_root / file;
+  }
+  std::ifstream in(open_path);
+  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+
+  std::vector<JobSpec> jobs;
+  std::map<std::string, std::size_t> first_line;  // job name -> line it was defined on
+  std::string line;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::string where = "line " + std::to_string(line_no);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      std::string msg = e.what();
+      // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep the human part.
+      if (auto pos = msg.find("] "); msg.rfind("[json.exception", 0) == 0 && pos != msg.npos) {
+        msg.erase(0, pos + 2);
+      }
+      throw TraceError(name, where, "invalid JSON: " + msg);
+    }
+    JobSpec job = parse_job(j, name, where, repo_root);
+    if (!jobs.empty() && job.arrival_ns < jobs.back().arrival_ns) {
+      throw TraceError(name, where + ": arrival_s",
+                       "arrivals must be non-decreasing (" +
+                           seconds_text(ns_to_seconds(job.arrival_ns)) + " after " +
+                           seconds_text(ns_to_seconds(jobs.back().arrival_ns)) + ")");
+    }
+    if (auto it = first_line.find(job.name); it != first_line.end()) {
+      throw TraceError(name, where + ": name",
+                       "duplicate job name '" + job.name + "' (first on line " +
+                           std::to_string(it->second) + ")");
+    }
+    first_line.emplace(job.name, line_no);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+  std::string line;
+  if (!std::getline(in, line)) throw TraceError(name, "line 1", "empty file (expected a header)");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.substr(0, line.find(',')) != "arrival_s") {
+    throw TraceError(name, "line 1", "the header must begin with arrival_s");
+  }
+  std::vector<double> out;
+  std::size_t line_no = 1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string field = line.substr(0, line.find(','));
+    double v = 0;
+    const char* b = field.data();
+    const char* e = b + field.size();
+    while (b < e && *b == ' ') ++b;
+    auto [ptr, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || ptr != e || !std::isfinite(v)) {
+      throw TraceError(name, "line " + std::to_string(line_no),
+                       "arrival_s: expected a number, got '" + field + "'");
+    }
+    if (v < 0 || v > kMaxSeconds) {
+      throw TraceError(name, "line " + std::to_string(line_no), "arrival_s: out of range");
+    }
+    if (!out.empty() && v < out.back()) {
+      throw TraceError(name, "line " + std::to_string(line_no),
+                       "arrival_s: arrivals must be non-decreasing (" + seconds_text(v) +
+                           " after " + seconds_text(out.back()) + ")");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+void validate_jobs(const std::vector<JobSpec>& jobs, const std::string& file) {
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const JobSpec& j = jobs[i];
+    const std::string where = "job '" + j.name + "'";
+    if (j.name.empty()) throw TraceError(file, "jobs[" + std::to_string(i) + "]", "empty name");
+    if (!seen.emplace(j.name, i).second) {
+      throw TraceError(file, where, "duplicate job name '" + j.name + "'");
+    }
+    if (i > 0 && j.arrival_ns < jobs[i - 1].arrival_ns) {
+      throw TraceError(file, where, "jobs must be sorted by arrival");
+    }
+    if (j.batch < 1) throw TraceError(file, where, "batch must be >= 1");
+    if (j.kind == JobKind::Training) {
+      if (j.iterations < 1) throw TraceError(file, where, "a training job needs iterations >= 1");
+      continue;
+    }
+    if (!j.closed_loop.enabled && j.requests_ns.empty()) {
+      throw TraceError(file, where, "an inference job needs requests");
+    }
+    if (!j.requests_ns.empty() && j.requests_ns.front() < j.arrival_ns) {
+      throw TraceError(file, where, "requests start before the job arrives");
+    }
+    if (!std::is_sorted(j.requests_ns.begin(), j.requests_ns.end())) {
+      throw TraceError(file, where, "request times must be sorted");
+    }
+  }
+}
+
+}  // namespace gpumux
