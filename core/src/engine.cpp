@@ -526,6 +526,7 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
               res.layers[i] = Residency::Resident;
             }
           }
+          queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
           break;
         case OpPurpose::MigrateState: {
           // Source state is released; the destination becomes resident.
@@ -537,6 +538,7 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
               dst.layers[i] = Residency::Resident;
             }
           }
+          queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
           break;
         }
         case OpPurpose::Forward:
@@ -544,14 +546,18 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
         case OpPurpose::Update:
           s.attained_ns += r.finished_ns - r.started_ns;
           s.completed = info.after;
+          // The op's own hook comes first, then the unit's and the job's.
+          queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
           if (info.ends_unit) complete_unit(s, r);
           break;
-        default: break;
+        default:
+          queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
+          break;
       }
     } else {
       rewind(s, info, r.status == OpStatus::Aborted);
+      if (!s.done()) queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
     }
-    if (!s.done()) queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
   }
   for (Device* d : devices_) d->dependencies_changed();
   drain_hooks();

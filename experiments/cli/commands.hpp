@@ -23,6 +23,8 @@ struct SweepArgs {
   unsigned jobs = 1;
   std::vector<std::string> overrides;
   bool force = false;
+  bool quick = false;       ///< apply the sweep file's "quick" section (smaller traces)
+  std::string out_dir;      ///< overrides the sweep file's out_dir
 };
 int sweep_command(const SweepArgs& args);
 

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Runs in parallel")->check(CLI::Range(1u, 256u));
   sweep->add_option("--set", sweep_args.overrides, "Override applied to every run: a.b=value");
   sweep->add_flag("--force", sweep_args.force, "Re-run points that are already complete");
+  sweep->add_flag("--quick", sweep_args.quick, "Apply the sweep's \"quick\" section (smaller traces)");
+  sweep->add_option("--out-dir", sweep_args.out_dir, "Results directory (overrides the file's out_dir)");
 
   CalibrateArgs cal_args;
   auto* calibrate = app.add_subcommand("calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");

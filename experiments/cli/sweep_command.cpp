@@ -103,17 +103,39 @@ int sweep_command(const SweepArgs& args) {
   JsonReader reader(doc, args.sweep, "");
   const std::string name = reader.required_string("name");
   const std::string base = reader.required_string("base");
-  const std::string out_dir = reader.string_or("out_dir", "results/" + name);
-  std::vector<std::string> common = args.overrides;
-  if (const auto* set = reader.optional("set")) {
-    for (const auto& [k, v] : set->items()) {
-      common.insert(common.begin(), k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  const std::string file_out_dir = reader.string_or("out_dir", "results/" + name);
+  const std::string out_dir = !args.out_dir.empty() ? args.out_dir : file_out_dir;
+  std::vector<std::string> common;
+  auto add_sets = [&](const nlohmann::json& set, const std::string& where) {
+    if (!set.is_object()) throw ConfigError(args.sweep, where, "expected an object");
+    for (const auto& [k, v] : set.items()) {
+      common.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
     }
-  }
+  };
+  if (const auto* set = reader.optional("set")) add_sets(*set, "set");
   (void)reader.optional("grid");
   (void)reader.optional("runs");
   (void)reader.optional("description");
+  const nlohmann::json* quick = reader.optional("quick");
   reader.finish();
+  if (args.quick && quick != nullptr) {
+    // Same code, smaller traces: the quick section's settings apply after the file's, and
+    // its grid entries replace the file's for the same keys.
+    JsonReader q(*quick, args.sweep, "quick");
+    if (const auto* set = q.optional("set")) add_sets(*set, "quick.set");
+    if (const auto* grid = q.optional("grid")) {
+      if (!grid->is_object()) throw ConfigError(args.sweep, "quick.grid", "expected an object");
+      for (const auto& [k, v] : grid->items()) {
+        if (!doc.contains("grid") || !doc["grid"].contains(k)) {
+          throw ConfigError(args.sweep, "quick.grid." + k, "not a key of grid");
+        }
+        doc["grid"][k] = v;
+      }
+    }
+    if (const auto* runs = q.optional("runs")) doc["runs"] = *runs;
+    q.finish();
+  }
+  common.insert(common.end(), args.overrides.begin(), args.overrides.end());
 
   // Parse every point before running anything: bad input fails fast with exit code 2.
   std::vector<Point> points;

@@ -55,8 +55,10 @@ TEST_CASE("stop_and_start pays process start + context + whole-model transfer + 
   CostModel cost(f.v100, CostOptions{});
   const DurationNs compute = cost.op_ns(m, LayerRange{0, m.layer_count()}, 8, Pass::Forward, true);
   const DurationNs transfer = cost.h2d_ns(m.weight_bytes(), /*pageable=*/false);
-  const DurationNs expected =
-      f.v100.process_start_ns + f.v100.context_create_ns + transfer + compute;
+  // The new process's context takes the GPU from the killed training context: one context
+  // switch (the profile's context_switch_ns) before its first kernel.
+  const DurationNs expected = f.v100.process_start_ns + f.v100.context_create_ns + transfer +
+                              f.v100.context_switch_ns + compute;
   nlohmann::json workload = {
       {"jobs",
        {{{"name", "train"}, {"kind", "training"}, {"model", "resnet152"}, {"batch", 8},

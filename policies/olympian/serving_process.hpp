@@ -1,0 +1,68 @@
+// One TF-Serving process on the first GPU, shared by Olympian and the stock TF-Serving
+// baseline: TF's single compute stream for that GPU (stock TF 1.x runs every session's kernels
+// on one compute stream per device, in the order they are enqueued), one copy stream for
+// loading servables, and admission (inference models only, loaded when the service arrives).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
+
+namespace gpumux::policies::olympian {
+
+class ServingProcess {
+ public:
+  /// Room for every session's queued kernels; only the head of a stream runs anyway.
+  static constexpr std::uint32_t kStreamSlots = 64;
+
+  /// Finds the first GPU and opens the process's streams in its default context.
+  void start(Context& ctx) {
+    for (std::size_t d = 0; d < ctx.device_count(); ++d) {
+      const DeviceId id{static_cast<std::uint16_t>(d)};
+      if (ctx.device(id).kind != DeviceKind::Gpu) continue;
+      gpu_ = id;
+      const ContextId c = ctx.default_context(id);
+      compute_ = ctx.create_stream(c, StreamOptions{0, kStreamSlots});
+      copy_ = ctx.create_stream(c, StreamOptions{0, 1});
+      return;
+    }
+  }
+
+  /// Admits a service: loads its model (the servable) onto the GPU, or rejects the job with a
+  /// reason (no GPU, a training job, weights that do not fit). Returns whether it was admitted.
+  bool admit(Context& ctx, JobId job, std::string_view policy) {
+    if (!gpu_) {
+      ctx.reject(job, std::string(policy) + " needs a GPU device; none is configured");
+      return false;
+    }
+    if (ctx.job(job).training()) {
+      ctx.reject(job,
+                 std::string(policy) + " serves inference only (TF-Serving); training is not run");
+      return false;
+    }
+    try {
+      load_whole(ctx, job, copy_);
+    } catch (const OutOfMemory& e) {
+      ctx.reject(job, std::string("out of memory loading the model: ") + e.what());
+      return false;
+    }
+    return true;
+  }
+
+  /// Whether the GPU has no kernel queued or running (nothing will free memory by finishing).
+  [[nodiscard]] bool idle(const Context& ctx) const {
+    return ctx.queued(compute_) + ctx.in_flight(compute_) == 0;
+  }
+
+  [[nodiscard]] bool has_gpu() const noexcept { return gpu_.has_value(); }
+  [[nodiscard]] DeviceId gpu() const { return *gpu_; }
+  [[nodiscard]] StreamId compute() const noexcept { return compute_; }
+
+ private:
+  std::optional<DeviceId> gpu_;
+  StreamId compute_{}, copy_{};
+};
+
+}  // namespace gpumux::policies::olympian

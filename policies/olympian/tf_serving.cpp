@@ -1,0 +1,135 @@
+// tf_serving: stock TF-Serving, Olympian's baseline. One serving process; every request's
+// nodes are issued as soon as its session can issue them, with no scheduler between sessions.
+//
+// Faithfulness notes
+// The "TF-Serving default" baseline of dossier §9 and §4.1 [A][R]: concurrent Session::Run
+// calls of all clients share one process, its inter-op thread pool and the GPU's streams, so
+// their nodes interleave in whatever order the executor threads issue them.
+// - streams = "shared" (default): stock TF 1.x has one compute stream per GPU; each session
+//   keeps `depth` nodes (one gpumux layer each, or `layers_per_node`) queued or running on it
+//   and issues the next when one completes, so kernels run one at a time in issue order. With
+//   equally fast issuers this is a node-level round robin: sessions get equal numbers of nodes,
+//   not equal GPU time (a model with heavy nodes gets more).
+// - streams = "per_client": each session has its own stream in the one context and the device
+//   shares the GPU among the running nodes by water-filling (concurrent streams), i.e. an
+//   idealised processor sharing of GPU time.
+// Simplified: the executor's thread scheduling, which the paper blames for unpredictable finish
+// times, is not modelled (gpumux has no CPU contention between issuing threads), so the issue
+// order here is regular rather than arbitrary. Models are loaded when their service arrives
+// (TF-Serving loads servables at start-up). A service's requests are served one after another.
+// Inference only: training jobs are rejected. A request whose activations do not fit waits
+// until another ends; if nothing runs and it still does not fit, the service is rejected.
+#include <map>
+#include <set>
+
+#include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
+#include "olympian/serving_process.hpp"
+
+namespace gpumux::policies::olympian {
+namespace {
+
+class TfServing final : public Policy {
+ public:
+  explicit TfServing(const PolicyArgs& args) {
+    auto p = policy_params(args);
+    const std::string streams = p.string_or("streams", "shared");
+    if (streams != "shared" && streams != "per_client") {
+      p.fail("streams", "expected shared or per_client, got '" + streams + "'");
+    }
+    per_client_ = streams == "per_client";
+    const std::int64_t depth = p.int_or("depth", 2);
+    if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
+    depth_ = static_cast<std::uint32_t>(depth);
+    const std::int64_t per_node = p.int_or("layers_per_node", 1);
+    if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
+    layers_per_node_ = static_cast<std::uint32_t>(per_node);
+    p.finish();
+  }
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "tf_serving"; }
+
+  void on_start(Context& ctx) override { serving_.start(ctx); }
+
+  void on_job_arrival(Context& ctx, JobId job) override {
+    if (!serving_.admit(ctx, job, name())) return;
+    Session s;
+    s.stream = per_client_ ? ctx.create_stream(ctx.default_context(serving_.gpu()),
+                                               StreamOptions{0, depth_})
+                           : serving_.compute();
+    sessions_.emplace(job, s);
+    pump(ctx);
+  }
+  void on_request_arrival(Context& ctx, JobId, RequestId) override { pump(ctx); }
+  void on_op_complete(Context& ctx, const OpRecord& r) override {
+    if (r.kind == OpKind::Compute) {
+      const auto it = sessions_.find(r.job);
+      if (it != sessions_.end() && it->second.outstanding > 0) --it->second.outstanding;
+    }
+    pump(ctx);
+  }
+  void on_request_complete(Context& ctx, JobId, RequestId) override {
+    blocked_.clear();  // activations were freed
+    pump(ctx);
+  }
+  void on_job_finish(Context& ctx, JobId) override {
+    blocked_.clear();
+    pump(ctx);
+  }
+
+ private:
+  struct Session {
+    StreamId stream{};
+    std::uint32_t outstanding = 0;  ///< its nodes queued or running
+  };
+
+  /// Every session issues what it can, in job order (the executor threads' order).
+  void pump(Context& ctx) {
+    for (;;) {
+      bool running = !serving_.idle(ctx);
+      for (auto& [job, s] : sessions_) {
+        if (blocked_.contains(job)) continue;
+        feed(ctx, job, s);
+        running = running || ctx.queued(s.stream) + ctx.in_flight(s.stream) > 0;
+      }
+      if (blocked_.empty() || running) return;
+      // Nothing runs and nothing will free memory: the first waiting service cannot fit.
+      const JobId job = *blocked_.begin();
+      blocked_.clear();
+      ctx.reject(job, "out of memory: a request's activations (" +
+                          std::to_string(ctx.ephemeral_bytes(job)) +
+                          " B) do not fit beside the other services' models");
+    }
+  }
+
+  void feed(Context& ctx, JobId job, Session& session) {
+    const JobState& s = ctx.job(job);
+    // A session runs once its servable is loaded (a node waiting for its weights at the head of
+    // the shared stream would hold up every other session).
+    if (!s.active() || !s.resident(serving_.gpu(), LayerRange{0, s.model->layer_count()})) return;
+    while (s.active() && s.has_dispatchable_work() && s.dispatched.unit == s.completed.unit &&
+           session.outstanding < depth_) {
+      try {
+        ctx.dispatch(job, session.stream, DispatchOptions{layers_per_node_, {}});
+      } catch (const OutOfMemory&) {
+        blocked_.insert(job);
+        return;
+      }
+      ++session.outstanding;
+    }
+  }
+
+  bool per_client_ = false;
+  std::uint32_t depth_ = 2;
+  std::uint32_t layers_per_node_ = 1;
+  ServingProcess serving_;
+  std::map<JobId, Session> sessions_;
+  std::set<JobId> blocked_;  ///< services waiting for memory to start a request
+};
+
+GPUMUX_REGISTER_POLICY("tf_serving", TfServing,
+                       "stock TF-Serving: all sessions issue nodes freely on the GPU's "
+                       "compute stream (Olympian's baseline)");
+
+}  // namespace
+}  // namespace gpumux::policies::olympian

@@ -1,0 +1,222 @@
+// A simulated GPU or CPU (profile.kind) of platform "sim". Its semantics are the contract every
+// platform implements; the real backends match them as closely as the hardware allows.
+//
+// Streams and ops
+//   Contexts and streams are registered by the engine. Each stream has a FIFO host queue and a
+//   list of issued ops: an op is issued (moved out of the host queue) while the stream has fewer
+//   than max_in_flight issued, unfinished ops. Only the oldest issued op of a stream executes
+//   (stream order). That head op waits until every op of its `after` list is complete
+//   (observer->is_complete; re-checked on dependencies_changed() and after every completion on
+//   this device), then spends `setup_ns` (host-side, uses no resource), then is reported started
+//   (on_op_started) and enters its main phase:
+//   - Host: a pure delay of solo_ns.
+//   - Compute: solo_ns of work on the compute engine at a rate in [0, 1] (sharing below).
+//   - CopyH2D / CopyD2H: a fixed latency (h2d_latency_ns / d2h_latency_ns, no bandwidth used),
+//     then `bytes` over that direction of the host link (h2d_gbps / d2h_gbps bytes per ns).
+//     Copies in one direction share it max-min fairly, each capped at the full bandwidth
+//     (pinned) or bandwidth x pageable_factor (op.pageable). The directions are independent.
+//   - CopyD2D (to op.peer): d2h latency, then `bytes` on the D2H direction, capped at peer_gbps.
+//   A CPU device has no link: submitting a copy to it throws std::logic_error.
+//
+// Compute sharing (GPU)
+//   Every non-MPS context is its own time-slice group (TSG); all MPS contexts share one TSG.
+//   When runnable compute (heads in their main phase) belongs to several TSGs, one TSG holds the
+//   GPU at a time: it keeps it for timeslice_ns from when it got it, as long as another TSG has
+//   runnable compute; then the GPU goes round-robin (TSG registration order, after the current
+//   one) to the next TSG with runnable compute, after context_switch_ns during which no compute
+//   progresses. (A TSG that ran alone past its slice is switched out as soon as another TSG
+//   gets runnable compute.) A TSG with no runnable compute while another has some loses the GPU at
+//   once. A lone TSG runs unbounded; getting the GPU back after another TSG had it costs a switch,
+//   the very first activation is free. timeslice_ns <= 0 means no preemption (a TSG keeps the GPU
+//   until it runs out of runnable compute). Copies and host ops are not time-sliced.
+//   Notes to the observer: "context_switch" (value: target TSG) when a paid switch begins,
+//   "timeslice" (value: TSG index) whenever a TSG gets the GPU, the first activation included.
+//   Within the TSG holding the GPU, capacity 1.0 is divided by stream priority: levels from the
+//   most urgent (largest) down, each water-filling what is left among its ops with cap =
+//   op.demand; rate = share / demand. When two or more ops get a non-zero share, every rate is
+//   multiplied by mps_efficiency (MPS TSG) or concurrent_efficiency (any other TSG).
+// Compute sharing (CPU)
+//   No time slicing: the same priority water-filling over capacity 1.0 (all cores; demand =
+//   fraction of cores) across all contexts, with concurrent_efficiency for 2+ ops.
+//
+// Progress (SimGrid-style)
+//   On every change the device advances each running activity's remaining work by
+//   elapsed x rate, recomputes all rates and keeps ONE runtime timer at the earliest completion
+//   (rounded up to a whole ns), phase end or slice boundary. An op alone at rate 1 finishes at
+//   exactly start + solo_ns; a lone copy at start + latency + ceil(bytes / bandwidth).
+//   Submits, drops and dependency changes are evaluated in a runtime event at the current time,
+//   so the observer is never called back from inside submit() or dependencies_changed().
+//
+// Completion and re-entry
+//   A finished op leaves its stream and is reported once through on_op_finished (status Ok,
+//   submitted/started/finished times). Notifications are delivered after the device's
+//   bookkeeping is complete; the observer may call any method of this or another device from
+//   inside them. drop_pending() and abort() report their ops (Dropped / Aborted, started =
+//   finished = now unless the op had started) synchronously, before they return.
+//
+// Thread rules: runtime thread only. Times are ns, bandwidths bytes per ns (= GB/s).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "gpumux/device.hpp"
+#include "gpumux/device_profile.hpp"
+#include "gpumux/runtime.hpp"
+
+namespace gpumux {
+
+class SimDevice final : public Device {
+ public:
+  /// `runtime` must outlive the device. Throws std::invalid_argument for a profile whose
+  /// concurrent_efficiency (GPU: also mps_efficiency, pageable_factor) is not positive.
+  SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime);
+  ~SimDevice() override;
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+
+  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
+  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
+
+  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
+  /// Throws std::invalid_argument for a duplicate context.
+  void add_context(ContextId ctx, ContextOptions options) override;
+  /// Throws std::invalid_argument for a duplicate stream, an unknown context or
+  /// max_in_flight == 0.
+  void add_stream(StreamId stream, ContextId ctx, StreamOptions options) override;
+
+  /// Throws std::invalid_argument (unknown stream, wrong device, negative times, compute demand
+  /// outside (0, 1]), std::logic_error (no observer set; a copy on a CPU or over a link of
+  /// zero bandwidth).
+  void submit(const OpSpec& op) override;
+  std::size_t drop_pending(JobId job) override;
+  std::size_t abort(JobId job) override;
+  void dependencies_changed() override;
+
+  /// Throw std::invalid_argument for an unknown stream.
+  [[nodiscard]] std::size_t queued(StreamId stream) const override;
+  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
+
+  /// Paid context switches so far (GPU time slicing).
+  [[nodiscard]] std::uint64_t context_switches() const noexcept { return context_switches_; }
+
+ private:
+  enum class Phase : std::uint8_t { Queued, Waiting, Setup, Latency, Running };
+  enum class Resource : std::uint8_t { None, Compute, H2D, D2H };
+
+  struct OpState {
+    OpSpec spec;
+    TimeNs submitted_ns = 0;
+    TimeNs started_ns = 0;
+    TimeNs phase_end_ns = 0;   ///< Setup, Latency, and a Host op's main phase
+    TimeNs finish_ns = 0;      ///< fluid main phase: projected completion at `rate`
+    double remaining = 0;      ///< fluid main phase: ns of solo work, or bytes
+    double rate = 0;           ///< units per ns
+    double cap = 0;            ///< compute: demand; copies: per-copy bandwidth cap
+    std::uint32_t stream = 0;  ///< index into streams_
+    Phase phase = Phase::Queued;
+    Resource resource = Resource::None;
+  };
+
+  // A growable FIFO of op indices (no allocation once grown).
+  class IndexRing {
+   public:
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    [[nodiscard]] std::uint32_t front() const noexcept { return buf_[head_]; }
+    [[nodiscard]] std::uint32_t operator[](std::size_t i) const noexcept {
+      return buf_[(head_ + i) & (buf_.size() - 1)];
+    }
+    void push_back(std::uint32_t v);
+    void pop_front() noexcept;
+    /// Removes, in order, the entries for which pred(v) is true, calling take(v) for each.
+    template <class Pred, class Take>
+    void remove_if(Pred pred, Take take);
+
+   private:
+    std::vector<std::uint32_t> buf_;  ///< power-of-two size
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+  };
+
+  struct StreamState {
+    StreamId id{};
+    std::uint32_t tsg = 0;
+    int priority = 0;
+    std::uint32_t max_in_flight = 1;
+    IndexRing host;    ///< queued, not issued
+    IndexRing issued;  ///< issued, unfinished; front() is the head
+  };
+
+  struct Notice {
+    enum class Kind : std::uint8_t { Started, Finished, Note, Void } kind;
+    std::string_view what;  ///< Note (a literal)
+    std::int64_t value = 0;
+    TimeNs when_ns = 0;
+    OpRecord record;  ///< Started: record.op only
+  };
+
+  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
+  [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
+  std::uint32_t alloc_op();
+  void issue(StreamState& s);
+  [[nodiscard]] bool dependencies_met(const OpState& op) const;
+  [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
+
+  void request_evaluate();
+  void on_timer();
+  void evaluate();
+  void advance(TimeNs now) noexcept;
+  void step_streams(TimeNs now);
+  void update_timeslice(TimeNs now);
+  void begin_switch(std::uint32_t target, TimeNs now);
+  void give_gpu(std::uint32_t tsg, TimeNs now);
+  void recompute_rates(TimeNs now);
+  void share_link(Resource resource, double bandwidth, TimeNs now);
+  void deliver_notices();
+  void schedule_next();
+  void set_timer(TimeNs when_ns);
+  std::size_t remove_job(JobId job, bool issued_too);
+
+  DeviceId id_;
+  DeviceProfile profile_;
+  Runtime& runtime_;
+  DeviceObserver* observer_ = nullptr;
+
+  std::map<ContextId, std::uint32_t> context_tsg_;  ///< context -> TSG index
+  std::vector<bool> tsg_mps_;                       ///< per TSG, in registration order
+  std::int64_t mps_tsg_ = -1;
+  std::map<StreamId, std::uint32_t> stream_index_;
+  std::vector<StreamState> streams_;  ///< registration order
+  std::vector<OpState> ops_;
+  std::vector<std::uint32_t> free_ops_;
+
+  // progress
+  TimeNs last_update_ = 0;
+  TimerId timer_{};
+  TimeNs timer_ns_ = kTimeNever;
+  bool in_evaluate_ = false;
+  bool dirty_ = false;
+  std::vector<Notice> notices_;
+  std::size_t delivering_ = 0;  ///< index of the notice being delivered
+
+  // time slicing (GPU)
+  std::int64_t loaded_ = -1;  ///< TSG holding (or last holding) the GPU; -1 before the first
+  TimeNs slice_start_ns_ = 0;
+  bool switching_ = false;
+  std::uint32_t switch_target_ = 0;
+  TimeNs switch_end_ns_ = 0;
+  std::uint64_t context_switches_ = 0;
+
+  // scratch for rate computation (reused: no allocation per event)
+  std::vector<std::uint32_t> scratch_ops_;
+  std::vector<int> scratch_prio_;
+  std::vector<double> scratch_caps_;
+  std::vector<double> scratch_shares_;
+  std::vector<std::uint8_t> runnable_;  ///< per TSG
+};
+
+}  // namespace gpumux

@@ -1,0 +1,34 @@
+// Platform "sim": a SimRuntime (virtual time) and one SimDevice per profile of the setup
+// (DeviceId = index). Accepts no platform parameters. Runtime thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpumux/platform.hpp"
+#include "gpumux/sim/sim_device.hpp"
+#include "gpumux/sim/sim_runtime.hpp"
+
+namespace gpumux {
+
+class SimPlatform final : public Platform {
+ public:
+  /// Throws ConfigError for any key in setup.params.
+  explicit SimPlatform(const PlatformSetup& setup);
+  ~SimPlatform() override;
+
+  [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }
+  [[nodiscard]] std::vector<Device*> devices() noexcept override;
+  /// "sim (" + the profile names, comma-separated + ")".
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] bool virtual_time() const noexcept override { return true; }
+
+  [[nodiscard]] SimRuntime& sim_runtime() noexcept { return runtime_; }
+
+ private:
+  SimRuntime runtime_;  // declared first: the devices cancel their timers on destruction
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,605 @@
+#include "gpumux/sim/sim_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "gpumux/sim/fluid_share.hpp"
+
+namespace gpumux {
+
+namespace {
+
+// ns until `work` is done at `rate`, rounded up to a whole ns. The tolerance keeps floating
+// point noise from pushing an exact quotient (8 MiB at 12 B/ns, 10 ms at rate 0.4) one ns late.
+DurationNs time_to_finish(double work, double rate) noexcept {
+  const double ns = work / rate;
+  if (!(ns < 4e18)) return kTimeNever;
+  return ceil_ns(ns - (ns * 1e-14 + 1e-9));
+}
+
+TimeNs add_saturated(TimeNs t, DurationNs d) noexcept {
+  return d >= kTimeNever - t ? kTimeNever : t + d;
+}
+
+bool positive_finite(double v) noexcept {
+  return v > 0.0 && std::isfinite(v);
+}
+
+}  // namespace
+
+// ---- IndexRing ----
+
+void SimDevice::IndexRing::push_back(std::uint32_t v) {
+  if (size_ == buf_.size()) {
+    std::vector<std::uint32_t> bigger(std::max<std::size_t>(8, buf_.size() * 2));
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+    buf_.swap(bigger);
+    head_ = 0;
+  }
+  buf_[(head_ + size_) & (buf_.size() - 1)] = v;
+  ++size_;
+}
+
+void SimDevice::IndexRing::pop_front() noexcept {
+  head_ = (head_ + 1) & (buf_.size() - 1);
+  --size_;
+}
+
+template <class Pred, class Take>
+void SimDevice::IndexRing::remove_if(Pred pred, Take take) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < size_; ++i) {
+    const std::uint32_t v = (*this)[i];
+    if (pred(v)) {
+      take(v);
+    } else {
+      buf_[(head_ + kept++) & (buf_.size() - 1)] = v;  // kept <= i: already read
+    }
+  }
+  size_ = kept;
+}
+
+// ---- set-up ----
+
+SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
+    : id_(id), profile_(std::move(profile)), runtime_(runtime), last_update_(runtime.now()) {
+  // A CPU has no link and no MPS: only the fields the device will use must make sense.
+  const bool ok = positive_finite(profile_.concurrent_efficiency) &&
+                  (!is_gpu() || (positive_finite(profile_.mps_efficiency) &&
+                                 positive_finite(profile_.pageable_factor)));
+  if (!ok) {
+    throw std::invalid_argument("device profile '" + profile_.name +
+                                "': concurrent_efficiency (and for a GPU, mps_efficiency and "
+                                "pageable_factor) must be positive");
+  }
+}
+
+SimDevice::~SimDevice() {
+  if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
+}
+
+void SimDevice::add_context(ContextId ctx, ContextOptions options) {
+  if (context_tsg_.count(ctx) != 0) {
+    throw std::invalid_argument("SimDevice " + profile_.name + ": context " +
+                                std::to_string(raw(ctx)) + " added twice");
+  }
+  std::uint32_t tsg;
+  if (options.mps && mps_tsg_ >= 0) {
+    tsg = static_cast<std::uint32_t>(mps_tsg_);
+  } else {
+    tsg = static_cast<std::uint32_t>(tsg_mps_.size());
+    tsg_mps_.push_back(options.mps);
+    runnable_.push_back(0);
+    if (options.mps) mps_tsg_ = tsg;
+  }
+  context_tsg_.emplace(ctx, tsg);
+}
+
+void SimDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
+  const std::string where =
+      "SimDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
+  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
+  const auto it = context_tsg_.find(ctx);
+  if (it == context_tsg_.end()) {
+    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
+  }
+  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
+  StreamState s;
+  s.id = stream;
+  s.tsg = it->second;
+  s.priority = options.priority;
+  s.max_in_flight = options.max_in_flight;
+  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
+  streams_.push_back(std::move(s));
+}
+
+std::uint32_t SimDevice::stream_index(StreamId stream) const {
+  const auto it = stream_index_.find(stream);
+  if (it == stream_index_.end()) {
+    throw std::invalid_argument("SimDevice " + profile_.name + ": unknown stream " +
+                                std::to_string(raw(stream)));
+  }
+  return it->second;
+}
+
+std::size_t SimDevice::queued(StreamId stream) const {
+  return streams_[stream_index(stream)].host.size();
+}
+
+std::size_t SimDevice::in_flight(StreamId stream) const {
+  return streams_[stream_index(stream)].issued.size();
+}
+
+// ---- commands ----
+
+void SimDevice::submit(const OpSpec& op) {
+  // Messages are built only on failure: submit() is on the hot path.
+  const auto where = [&] {
+    return "SimDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
+  };
+  if (observer_ == nullptr) throw std::logic_error(where() + ": no observer set");
+  if (op.device != id_) throw std::invalid_argument(where() + ": submitted to the wrong device");
+  const std::uint32_t si = stream_index(op.stream);
+  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where() + ": negative time");
+  switch (op.kind) {
+    case OpKind::Compute:
+      if (!(op.demand > 0.0 && op.demand <= 1.0)) {
+        throw std::invalid_argument(where() + ": demand " + std::to_string(op.demand) +
+                                    " outside (0, 1]");
+      }
+      break;
+    case OpKind::Host:
+      break;
+    case OpKind::CopyH2D:
+    case OpKind::CopyD2H:
+    case OpKind::CopyD2D: {
+      if (!is_gpu()) throw std::logic_error(where() + ": a CPU device has no copy engine");
+      const bool ok = op.kind == OpKind::CopyH2D ? profile_.h2d_gbps > 0
+                      : op.kind == OpKind::CopyD2H
+                          ? profile_.d2h_gbps > 0
+                          : profile_.d2h_gbps > 0 && profile_.peer_gbps > 0;
+      if (!ok) throw std::logic_error(where() + ": the device profile has no bandwidth for it");
+      break;
+    }
+  }
+  const std::uint32_t o = alloc_op();
+  OpState& st = ops_[o];
+  st = OpState{};
+  st.spec = op;
+  st.submitted_ns = runtime_.now();
+  st.stream = si;
+  streams_[si].host.push_back(o);
+  issue(streams_[si]);  // so queued()/in_flight() are right at once
+  request_evaluate();
+}
+
+std::size_t SimDevice::drop_pending(JobId job) {
+  return remove_job(job, false);
+}
+
+std::size_t SimDevice::abort(JobId job) {
+  return remove_job(job, true);
+}
+
+void SimDevice::dependencies_changed() {
+  // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
+  // completion anywhere, so skip the evaluation event when nothing waits.
+  for (const StreamState& s : streams_) {
+    if (!s.issued.empty() && ops_[s.issued.front()].phase == Phase::Waiting) {
+      request_evaluate();
+      return;
+    }
+  }
+}
+
+std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
+  const TimeNs now = runtime_.now();
+  if (issued_too) advance(now);  // bank progress at the old rates before the set changes
+  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
+  std::vector<OpRecord> records;  // rare path: allocation is fine
+  const auto of_job = [&](std::uint32_t o) { return ops_[o].spec.job == job; };
+  for (StreamState& s : streams_) {
+    s.host.remove_if(of_job, [&](std::uint32_t o) {
+      records.push_back(make_record(ops_[o], status, now));
+      free_ops_.push_back(o);
+    });
+    if (!issued_too) continue;
+    s.issued.remove_if(of_job, [&](std::uint32_t o) {
+      // A start not yet reported (same evaluation) is withdrawn: the op never started.
+      for (std::size_t i = delivering_ + 1; i < notices_.size(); ++i) {
+        Notice& n = notices_[i];
+        if (n.kind == Notice::Kind::Started && n.record.op == ops_[o].spec.id) {
+          n.kind = Notice::Kind::Void;
+        }
+      }
+      records.push_back(make_record(ops_[o], status, now));
+      free_ops_.push_back(o);
+    });
+    issue(s);
+  }
+  if (records.empty()) return 0;
+  request_evaluate();
+  if (observer_ != nullptr) {
+    for (const OpRecord& r : records) observer_->on_op_finished(r);
+  }
+  return records.size();
+}
+
+std::uint32_t SimDevice::alloc_op() {
+  if (!free_ops_.empty()) {
+    const std::uint32_t o = free_ops_.back();
+    free_ops_.pop_back();
+    return o;
+  }
+  ops_.emplace_back();
+  return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+void SimDevice::issue(StreamState& s) {
+  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
+    const std::uint32_t o = s.host.front();
+    s.host.pop_front();
+    ops_[o].phase = Phase::Waiting;
+    s.issued.push_back(o);
+  }
+}
+
+bool SimDevice::dependencies_met(const OpState& op) const {
+  for (const OpId dep : op.spec.after) {
+    if (!observer_->is_complete(dep)) return false;
+  }
+  return true;
+}
+
+OpRecord SimDevice::make_record(const OpState& op, OpStatus status, TimeNs now) const {
+  OpRecord r;
+  r.op = op.spec.id;
+  r.job = op.spec.job;
+  r.device = id_;
+  r.stream = op.spec.stream;
+  r.kind = op.spec.kind;
+  r.purpose = op.spec.purpose;
+  r.status = status;
+  r.layers = op.spec.layers;
+  r.submitted_ns = op.submitted_ns;
+  const bool started = op.phase == Phase::Latency || op.phase == Phase::Running;
+  r.started_ns = started ? op.started_ns : now;
+  r.finished_ns = now;
+  return r;
+}
+
+// ---- evaluation ----
+
+void SimDevice::request_evaluate() {
+  if (in_evaluate_) {
+    dirty_ = true;
+    return;
+  }
+  const TimeNs now = runtime_.now();
+  if (timer_ns_ <= now) return;  // already due
+  set_timer(now);
+}
+
+void SimDevice::on_timer() {
+  timer_ns_ = kTimeNever;
+  evaluate();
+}
+
+void SimDevice::evaluate() {
+  if (in_evaluate_) {
+    dirty_ = true;
+    return;
+  }
+  in_evaluate_ = true;
+  struct Reset {
+    SimDevice& d;
+    ~Reset() {
+      d.in_evaluate_ = false;
+      d.notices_.clear();
+      d.delivering_ = 0;
+    }
+  } reset{*this};
+  do {
+    dirty_ = false;
+    const TimeNs now = runtime_.now();
+    advance(now);
+    step_streams(now);
+    if (is_gpu()) update_timeslice(now);
+    recompute_rates(now);
+    deliver_notices();  // the observer may re-enter: that sets dirty_
+  } while (dirty_);
+  schedule_next();
+}
+
+void SimDevice::advance(TimeNs now) noexcept {
+  const TimeNs elapsed = now - last_update_;
+  last_update_ = now;
+  if (elapsed <= 0) return;
+  const double dt = static_cast<double>(elapsed);
+  for (StreamState& s : streams_) {
+    if (s.issued.empty()) continue;
+    OpState& op = ops_[s.issued.front()];
+    if (op.phase != Phase::Running || op.resource == Resource::None || op.rate <= 0.0) continue;
+    op.remaining -= dt * op.rate;
+    if (op.remaining < 0.0) op.remaining = 0.0;
+  }
+}
+
+void SimDevice::step_streams(TimeNs now) {
+  for (StreamState& s : streams_) {
+    for (;;) {
+      issue(s);
+      if (s.issued.empty()) break;
+      const std::uint32_t o = s.issued.front();
+      OpState& op = ops_[o];
+      if (op.phase == Phase::Waiting) {
+        if (!dependencies_met(op)) break;
+        op.phase = Phase::Setup;
+        op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
+      }
+      if (op.phase == Phase::Setup) {
+        if (op.phase_end_ns > now) break;
+        op.started_ns = now;
+        Notice n{Notice::Kind::Started, {}, 0, now, {}};
+        n.record.op = op.spec.id;
+        notices_.push_back(n);
+        switch (op.spec.kind) {
+          case OpKind::Host:
+            op.phase = Phase::Running;
+            op.resource = Resource::None;
+            op.phase_end_ns = add_saturated(now, op.spec.solo_ns);
+            break;
+          case OpKind::Compute:
+            op.phase = Phase::Running;
+            op.resource = Resource::Compute;
+            op.remaining = static_cast<double>(op.spec.solo_ns);
+            op.cap = op.spec.demand;
+            op.rate = 0.0;
+            op.finish_ns = kTimeNever;
+            break;
+          case OpKind::CopyH2D:
+            op.phase = Phase::Latency;
+            op.phase_end_ns = add_saturated(now, profile_.h2d_latency_ns);
+            break;
+          case OpKind::CopyD2H:
+          case OpKind::CopyD2D:
+            op.phase = Phase::Latency;
+            op.phase_end_ns = add_saturated(now, profile_.d2h_latency_ns);
+            break;
+        }
+      }
+      if (op.phase == Phase::Latency) {
+        if (op.phase_end_ns > now) break;
+        op.phase = Phase::Running;
+        op.remaining = static_cast<double>(op.spec.bytes);
+        op.rate = 0.0;
+        op.finish_ns = kTimeNever;
+        const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
+        if (op.spec.kind == OpKind::CopyH2D) {
+          op.resource = Resource::H2D;
+          op.cap = profile_.h2d_gbps * factor;
+        } else if (op.spec.kind == OpKind::CopyD2H) {
+          op.resource = Resource::D2H;
+          op.cap = profile_.d2h_gbps * factor;
+        } else {
+          op.resource = Resource::D2H;
+          op.cap = profile_.peer_gbps;
+        }
+      }
+      // Running
+      const bool done = op.resource == Resource::None
+                            ? op.phase_end_ns <= now
+                            : (op.remaining <= 0.0 || op.finish_ns <= now);
+      if (!done) break;
+      Notice n{Notice::Kind::Finished, {}, 0, now, make_record(op, OpStatus::Ok, now)};
+      s.issued.pop_front();
+      free_ops_.push_back(o);
+      notices_.push_back(n);
+    }
+  }
+}
+
+void SimDevice::update_timeslice(TimeNs now) {
+  std::fill(runnable_.begin(), runnable_.end(), std::uint8_t{0});
+  bool any = false;
+  for (const StreamState& s : streams_) {
+    if (s.issued.empty()) continue;
+    const OpState& op = ops_[s.issued.front()];
+    if (op.phase == Phase::Running && op.resource == Resource::Compute) {
+      runnable_[s.tsg] = 1;
+      any = true;
+    }
+  }
+  if (switching_) {
+    if (switch_end_ns_ > now) return;
+    switching_ = false;
+    give_gpu(switch_target_, now);
+  }
+  if (!any) return;
+  const std::size_t n = runnable_.size();
+  if (loaded_ < 0) {
+    for (std::uint32_t t = 0; t < n; ++t) {
+      if (runnable_[t] != 0) {
+        give_gpu(t, now);  // the first activation is free
+        return;
+      }
+    }
+  }
+  const auto cur = static_cast<std::size_t>(loaded_);
+  std::int64_t next = -1;
+  for (std::size_t k = 1; k < n; ++k) {
+    const std::size_t t = (cur + k) % n;
+    if (runnable_[t] != 0) {
+      next = static_cast<std::int64_t>(t);
+      break;
+    }
+  }
+  if (next < 0) return;  // nobody else wants the GPU
+  const bool expired =
+      profile_.timeslice_ns > 0 && now >= add_saturated(slice_start_ns_, profile_.timeslice_ns);
+  if (runnable_[cur] == 0 || expired) begin_switch(static_cast<std::uint32_t>(next), now);
+}
+
+void SimDevice::begin_switch(std::uint32_t target, TimeNs now) {
+  ++context_switches_;
+  if (profile_.context_switch_ns <= 0) {
+    give_gpu(target, now);
+    return;
+  }
+  switching_ = true;
+  switch_target_ = target;
+  switch_end_ns_ = add_saturated(now, profile_.context_switch_ns);
+  notices_.push_back(Notice{Notice::Kind::Note, "context_switch", target, now, {}});
+}
+
+void SimDevice::give_gpu(std::uint32_t tsg, TimeNs now) {
+  loaded_ = tsg;
+  slice_start_ns_ = now;
+  notices_.push_back(Notice{Notice::Kind::Note, "timeslice", tsg, now, {}});
+}
+
+void SimDevice::recompute_rates(TimeNs now) {
+  // Compute engine: priority water-filling among the ops of the TSG holding the GPU.
+  scratch_ops_.clear();
+  scratch_prio_.clear();
+  scratch_caps_.clear();
+  for (const StreamState& s : streams_) {
+    if (s.issued.empty()) continue;
+    const std::uint32_t o = s.issued.front();
+    OpState& op = ops_[o];
+    if (op.phase != Phase::Running || op.resource != Resource::Compute) continue;
+    const bool holds_gpu =
+        !is_gpu() || (!switching_ && loaded_ == static_cast<std::int64_t>(s.tsg));
+    if (!holds_gpu) {
+      op.rate = 0.0;
+      op.finish_ns = kTimeNever;
+      continue;
+    }
+    scratch_ops_.push_back(o);
+    scratch_prio_.push_back(s.priority);
+    scratch_caps_.push_back(op.cap);
+  }
+  scratch_shares_.resize(scratch_ops_.size());
+  fill_by_priority(1.0, scratch_prio_, scratch_caps_, scratch_shares_);
+  std::size_t active = 0;
+  for (const double share : scratch_shares_) active += share > 0.0 ? 1 : 0;
+  double efficiency = 1.0;
+  if (active >= 2) {
+    efficiency =
+        is_gpu() && loaded_ == mps_tsg_ ? profile_.mps_efficiency : profile_.concurrent_efficiency;
+  }
+  for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
+    OpState& op = ops_[scratch_ops_[i]];
+    op.rate = scratch_shares_[i] / op.cap;
+    if (efficiency != 1.0) op.rate *= efficiency;
+    op.finish_ns =
+        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
+  }
+  if (is_gpu()) {
+    share_link(Resource::H2D, profile_.h2d_gbps, now);
+    share_link(Resource::D2H, profile_.d2h_gbps, now);
+  }
+}
+
+void SimDevice::share_link(Resource resource, double bandwidth, TimeNs now) {
+  scratch_ops_.clear();
+  scratch_caps_.clear();
+  for (const StreamState& s : streams_) {
+    if (s.issued.empty()) continue;
+    const std::uint32_t o = s.issued.front();
+    const OpState& op = ops_[o];
+    if (op.phase != Phase::Running || op.resource != resource) continue;
+    scratch_ops_.push_back(o);
+    scratch_caps_.push_back(op.cap);
+  }
+  if (scratch_ops_.empty()) return;
+  scratch_shares_.resize(scratch_ops_.size());
+  water_fill(bandwidth, scratch_caps_, scratch_shares_);
+  for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
+    OpState& op = ops_[scratch_ops_[i]];
+    op.rate = scratch_shares_[i];
+    op.finish_ns =
+        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
+  }
+}
+
+void SimDevice::deliver_notices() {
+  if (observer_ == nullptr) {  // detached mid-run: nobody to tell
+    notices_.clear();
+    return;
+  }
+  bool finished_any = false;
+  for (delivering_ = 0; delivering_ < notices_.size(); ++delivering_) {
+    const Notice n = notices_[delivering_];  // a copy: abort() may edit later entries
+    switch (n.kind) {
+      case Notice::Kind::Started:
+        observer_->on_op_started(n.record.op, n.when_ns);
+        break;
+      case Notice::Kind::Finished:
+        finished_any = true;
+        observer_->on_op_finished(n.record);
+        break;
+      case Notice::Kind::Note:
+        observer_->on_device_note(id_, n.when_ns, n.what, n.value);
+        break;
+      case Notice::Kind::Void:
+        break;
+    }
+  }
+  notices_.clear();
+  delivering_ = 0;
+  if (!finished_any) return;
+  // An op of this device may wait for one that just finished here.
+  for (const StreamState& s : streams_) {
+    if (!s.issued.empty() && ops_[s.issued.front()].phase == Phase::Waiting) {
+      dirty_ = true;
+      return;
+    }
+  }
+}
+
+void SimDevice::schedule_next() {
+  TimeNs next = kTimeNever;
+  for (const StreamState& s : streams_) {
+    if (s.issued.empty()) continue;
+    const OpState& op = ops_[s.issued.front()];
+    switch (op.phase) {
+      case Phase::Setup:
+      case Phase::Latency:
+        next = std::min(next, op.phase_end_ns);
+        break;
+      case Phase::Running:
+        next = std::min(next, op.resource == Resource::None ? op.phase_end_ns : op.finish_ns);
+        break;
+      case Phase::Queued:
+      case Phase::Waiting:
+        break;
+    }
+  }
+  if (is_gpu()) {
+    if (switching_) {
+      next = std::min(next, switch_end_ns_);
+    } else if (profile_.timeslice_ns > 0 && loaded_ >= 0 &&
+               runnable_[static_cast<std::size_t>(loaded_)] != 0) {
+      bool contended = false;
+      for (std::size_t t = 0; t < runnable_.size(); ++t) {
+        contended = contended || (runnable_[t] != 0 && t != static_cast<std::size_t>(loaded_));
+      }
+      if (contended) next = std::min(next, add_saturated(slice_start_ns_, profile_.timeslice_ns));
+    }
+  }
+  set_timer(next);
+}
+
+void SimDevice::set_timer(TimeNs when_ns) {
+  if (when_ns == timer_ns_) return;
+  if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
+  timer_ns_ = when_ns;
+  if (when_ns != kTimeNever) timer_ = runtime_.schedule_at(when_ns, [this] { on_timer(); });
+}
+
+}  // namespace gpumux
