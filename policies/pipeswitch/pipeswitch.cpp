@@ -1,0 +1,511 @@
+// pipeswitch: inference preempts training at the next layer boundary; the inference model is
+// sent over PCIe in groups, each group computing as soon as its bytes have arrived; memory
+// comes from one pre-allocated pool; a standby worker takes over while the old one stops.
+//
+// Faithfulness notes (PipeSwitch, Bai et al., OSDI'20; seeds-dossier §3, §8.2, §9, §12):
+// - Scheduling [C: frontend_schedule.py, dossier §3.4]: requests are served one at a time in
+//   arrival order; each request preempts training; inference is not preemptible. Every request
+//   is a switch that re-sends the model (the artifact transfers the parameters on every
+//   switch), so the inference weights are evicted when the request completes. When no request
+//   is pending, the oldest unfinished training job resumes on the next worker (the artifact
+//   restarts training only when its client asks again; this rule is gpumux's, from the task
+//   brief). That decision waits for the arrivals of the same instant (a zero-delay timer), so a
+//   closed-loop client's next request does not first resume training for 0 ns.
+// - Preemption [C: worker_common.py insert_terminate_hook]: training is dispatched one leaf
+//   layer per op (`train_layers_per_op`) on a stream with one op in flight, each op paying a
+//   device synchronisation first (`train_sync_us`, default the profile's event_ns) like the
+//   artifact's per-layer torch.cuda.synchronize() hook; preempt(DropQueued) therefore stops
+//   training after the layer on the GPU. The optimizer step is one op and is not interruptible.
+// - Pipelined transmission, model-aware grouping [A; R for the search, §3.2]: one load() per
+//   group on the new worker's copy stream and one dispatch per group on its compute stream;
+//   a dispatch waits for its group's load, then pays `group_sync_us` (o_s, default the profile's
+//   event_ns: a cudaStreamWaitEvent-style sync, dossier §3.8, not the artifact's Python pipe).
+//   The grouping comes from grouping.hpp: the paper's search with both pruning heuristics (made
+//   exact, see grouping.cpp), plus a dominance cut that gpumux adds for 300-layer models.
+//   Variants (`grouping`): optimal | per_layer | whole | no_pipeline (per-layer copies, compute
+//   only after the last copy: the artifact's figure7 "per-layer, no pipeline" branch) |
+//   artifact (the model file's hand-made "pipeswitch" groups, §1.2; optimal where a model has
+//   none). Groupings are computed once per (model, batch) from the GPU profile's pinned-copy
+//   and forward-compute costs, i.e. offline for PipeSwitch's own configuration; the memory and
+//   host-memory ablations reuse them.
+// - Unified memory management [A][C, §3.3]: the engine's best-fit pool over the whole GPU is
+//   the daemon's pre-allocated region; loads take memory from it at no cost (`memory:
+//   unified`). `memory: per_allocation` pays one cudaMalloc per tensor on the switch path
+//   (LoadOptions.per_tensor_malloc), the paper's "no unified memory management" ablation.
+//   `host_memory: pinned | pageable` selects the host copies' memory (LoadOptions.pageable).
+// - Active-standby workers [A][N][C, §3.4]: two warm contexts (standby workers created at
+//   start, ContextStart::Warm); each switch moves to the other one, whose task-independent
+//   start-up is already done. The new worker's first copy waits until the old task stopped
+//   (its in-flight layer finished) and then for kSwitchMessages IPC messages (the stop
+//   acknowledgement and the request forwarded to the new worker, artifact steps 4-5), modelled
+//   as a host delay of `ipc_message_us` each (default 100 us: the dossier §10 puts a Python IPC
+//   message at 50-200 us [D]; perf-anchors §6.3 says tens of us for a native IPC [D]).
+//   `switching: one_context` is Fig. 9's "one process" [C: stop_next]: one context for every
+//   task; the old task's clean-up (a device synchronisation and the cudaFree of its workspace,
+//   event_ns + free_ns) is on the critical path. `switching: kill_restart` kills the running
+//   process (PreemptMode::Kill: its device memory and unfinished iteration are lost) and
+//   cold-starts a process for every task (ContextStart::ColdProcess), keeping the grouping.
+// - Training state: stays resident across switches while memory allows (gpumux's choice; the
+//   artifact overwrites it and re-sends the host copy, losing progress, §7). When the next
+//   model does not fit, idle training states are evicted; if the preempted job's own state is
+//   in the way, the switch waits for its in-flight layer, then drops its state and unfinished
+//   iteration (as a kill would) and reloads it when training resumes.
+// Simplified / not reproduced: one GPU (the first GPU device; other devices stay unused); the
+// artifact's controller waits on the host after every group's copy and sends a Python pipe
+// message per group, so its copies have gaps between them; gpumux uses the CUDA-backend form of
+// dossier §3.8 (back-to-back copies, an event wait o_s per group), hence lower overheads; the
+// 1 GiB / 11 GiB split of the artifact's region and its 512-byte padding (sizes here are exact);
+// the controller's pinning of every model at start-up (off the switch path); Fig. 8's "no IPC
+// optimisation" (GPU IPC per transfer) and CUDA-unified-memory variants, and the PyTorch-side
+// cost of tearing down an interrupted training graph in one process (no anchor for any of them),
+// so `one_context` costs about what `active_standby` costs here.
+#include <algorithm>
+#include <deque>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
+#include "pipeswitch/grouping.hpp"
+
+namespace gpumux::policies::pipeswitch {
+namespace {
+
+enum class GroupingMode : std::uint8_t { Optimal, PerLayer, Whole, NoPipeline, Artifact };
+enum class Switching : std::uint8_t { ActiveStandby, OneContext, KillRestart };
+
+/// IPC messages on a switch's critical path once the old task stopped (dossier §3.4).
+constexpr DurationNs kSwitchMessages = 2;
+/// Ops of the running training job on the GPU or queued: one in flight, one ready to go.
+constexpr std::size_t kTrainingDepth = 2;
+/// Per-allocation alignment of the engine's pool, for the room check.
+constexpr std::uint64_t kAlignBytes = 256;
+/// Timer tag: decide what runs next.
+constexpr std::uint64_t kDecideTag = 1;
+
+template <class E>
+E read_choice(JsonReader& p, const std::string& key, E fallback,
+              std::initializer_list<std::pair<std::string_view, E>> choices) {
+  if (!p.has(key)) return fallback;
+  const std::string text = p.required_string(key);
+  std::string valid;
+  for (const auto& [name, value] : choices) {
+    if (text == name) return value;
+    valid += (valid.empty() ? "" : ", ") + std::string(name);
+  }
+  p.fail(key, "unknown value '" + text + "'; valid values: " + valid);
+}
+
+DurationNs read_us(JsonReader& p, const std::string& key, DurationNs fallback_ns) {
+  if (!p.has(key)) return fallback_ns;
+  const double us = p.non_negative(key, p.required_number(key));
+  if (us > 1e9) p.fail(key, "out of range (more than 1e9 us)");
+  return static_cast<DurationNs>(us * 1000.0 + 0.5);
+}
+
+class PipeSwitch final : public Policy {
+ public:
+  explicit PipeSwitch(const PolicyArgs& args) {
+    auto p = policy_params(args);
+    grouping_ = read_choice(p, "grouping", GroupingMode::Optimal,
+                            {{"optimal", GroupingMode::Optimal},
+                             {"per_layer", GroupingMode::PerLayer},
+                             {"whole", GroupingMode::Whole},
+                             {"no_pipeline", GroupingMode::NoPipeline},
+                             {"artifact", GroupingMode::Artifact}});
+    per_allocation_ =
+        read_choice(p, "memory", false, {{"unified", false}, {"per_allocation", true}});
+    pageable_ = read_choice(p, "host_memory", false, {{"pinned", false}, {"pageable", true}});
+    switching_ = read_choice(p, "switching", Switching::ActiveStandby,
+                             {{"active_standby", Switching::ActiveStandby},
+                              {"one_context", Switching::OneContext},
+                              {"kill_restart", Switching::KillRestart}});
+    ipc_message_ns_ = read_us(p, "ipc_message_us", 100'000);
+    group_sync_ns_ = read_us(p, "group_sync_us", -1);  // -1: the profile's event_ns
+    train_sync_ns_ = read_us(p, "train_sync_us", -1);
+    const std::int64_t layers = p.int_or("train_layers_per_op", 1);
+    if (layers < 1 || layers > 1'000'000) p.fail("train_layers_per_op", "must be in [1, 1e6]");
+    train_layers_per_op_ = static_cast<std::uint32_t>(layers);
+    p.finish();
+  }
+
+  [[nodiscard]] std::string_view name() const noexcept override { return "pipeswitch"; }
+
+  void on_start(Context& ctx) override {
+    for (std::size_t d = 0; d < ctx.device_count(); ++d) {
+      const DeviceId id{static_cast<std::uint16_t>(d)};
+      if (ctx.device(id).kind == DeviceKind::Gpu) {
+        gpu_ = id;
+        has_gpu_ = true;
+        break;
+      }
+    }
+    if (!has_gpu_) return;
+    const DeviceProfile& p = ctx.device(gpu_);
+    if (group_sync_ns_ < 0) group_sync_ns_ = p.event_ns;
+    if (train_sync_ns_ < 0) train_sync_ns_ = p.event_ns;
+    switch_delay_ns_ = kSwitchMessages * ipc_message_ns_;
+    if (switching_ == Switching::OneContext) switch_delay_ns_ += p.event_ns + p.free_ns;
+    // The standby workers exist before any switch: their start-up is off the critical path.
+    if (switching_ == Switching::ActiveStandby) {
+      workers_ = {make_worker(ctx, ContextStart::Warm), make_worker(ctx, ContextStart::Warm)};
+    } else if (switching_ == Switching::OneContext) {
+      workers_ = {make_worker(ctx, ContextStart::Warm)};
+    }
+  }
+
+  void on_job_arrival(Context& ctx, JobId job) override {
+    if (!has_gpu_) {
+      ctx.reject(job, "pipeswitch needs a GPU device");
+      return;
+    }
+    const std::uint64_t need = ctx.persistent_bytes(job) + ctx.ephemeral_bytes(job) +
+                               (ctx.job(job).model->layer_count() + 1) * kAlignBytes;
+    const std::uint64_t capacity = ctx.memory(gpu_).capacity_bytes;
+    if (need > capacity) {
+      ctx.reject(job, "needs " + std::to_string(need) + " B of GPU memory alone, the GPU has " +
+                          std::to_string(capacity) + " B");
+      return;
+    }
+    if (ctx.job(job).training()) {
+      trainings_.push_back(job);
+      schedule(ctx);
+    }
+  }
+
+  void on_request_arrival(Context& ctx, JobId job, RequestId) override {
+    requests_.push_back(job);
+    schedule(ctx);
+  }
+
+  void on_op_complete(Context& ctx, const OpRecord& r) override {
+    if (watch_startup_ && r.op == first_group_op_) {
+      watch_startup_ = false;
+      ctx.record("pipeswitch.startup_ms", ns_to_ms(r.started_ns - request_arrival_ns_));
+    }
+    if (watch_stop_ && r.op == stop_gate_op_) {
+      watch_stop_ = false;
+      ctx.record("pipeswitch.stop_ms", ns_to_ms(r.started_ns - request_arrival_ns_));
+    }
+    if (draining_ && r.job == draining_job_) {
+      if (ctx.job(draining_job_).residency[index_of(gpu_)].ops_in_flight > 0) return;
+      // The preempted job is off the GPU: drop its state to make room, then switch.
+      draining_ = false;
+      if (ctx.job(draining_job_).active()) ctx.preempt(draining_job_, PreemptMode::Kill);
+      schedule(ctx);
+      return;
+    }
+    if (task_ == Task::Training && r.job == current_) pump_training(ctx);
+  }
+
+  void on_request_complete(Context& ctx, JobId job, RequestId) override {
+    if (task_ != Task::Inference || job != current_) return;
+    const JobState& j = ctx.job(job);
+    // PipeSwitch re-sends the model on every switch: the weights go as the request ends.
+    if (!j.done() && j.residency[index_of(gpu_)].ops_in_flight == 0) ctx.evict(job, gpu_);
+    task_ = Task::None;
+    // Decide once this instant's arrivals are in: a closed-loop client's next request arrives
+    // at the very time the previous one ends, and training should not start for 0 ns.
+    ctx.set_timer(0, kDecideTag);
+  }
+
+  void on_timer(Context& ctx, TimerId, std::uint64_t tag) override {
+    if (tag == kDecideTag) schedule(ctx);
+  }
+
+  void on_job_finish(Context& ctx, JobId job) override {
+    std::erase(trainings_, job);
+    if (draining_ && job == draining_job_) draining_ = false;  // its memory went with it
+    if (task_ != Task::None && job == current_) task_ = Task::None;
+    schedule(ctx);
+  }
+
+ private:
+  enum class Task : std::uint8_t { None, Training, Inference };
+  struct Worker {
+    StreamId compute{}, copy{};
+  };
+
+  Worker make_worker(Context& ctx, ContextStart start) {
+    const ContextId c = ctx.create_context(gpu_, ContextOptions{}, start);
+    // One op in flight on each stream: a preempted training job stops after one layer.
+    return Worker{ctx.create_stream(c, StreamOptions{0, 1}),
+                  ctx.create_stream(c, StreamOptions{0, 1})};
+  }
+
+  /// Moves to the worker that runs the next task; returns the old worker's compute stream
+  /// (where the old task's last layer runs) for the switch's critical-path delay.
+  StreamId take_next_worker(Context& ctx) {
+    const StreamId old = workers_.empty() ? StreamId{} : workers_[active_].compute;
+    switch (switching_) {
+      case Switching::ActiveStandby:
+        active_ = (active_ + 1) % workers_.size();
+        break;
+      case Switching::OneContext:
+        break;
+      case Switching::KillRestart:
+        workers_.assign(1, make_worker(ctx, ContextStart::ColdProcess));
+        active_ = 0;
+        break;
+    }
+    return old;
+  }
+
+  /// The old task stopped, then the switch's messages: a host delay on the old worker's
+  /// compute stream (behind the old task's last layer), accounted to the incoming job.
+  OpHandle switch_gate(Context& ctx, JobId incoming, StreamId old_compute) {
+    if (switching_ == Switching::KillRestart) return OpHandle{};
+    return ctx.delay(incoming, old_compute, switch_delay_ns_);
+  }
+
+  // ---- deciding what runs ---------------------------------------------------------------
+
+  void schedule(Context& ctx) {
+    if (!has_gpu_ || draining_ || task_ == Task::Inference) return;
+    while (!requests_.empty() && !ctx.job(requests_.front()).has_dispatchable_work()) {
+      requests_.pop_front();  // a rejected service
+    }
+    if (!requests_.empty()) {
+      switch_to_request(ctx);
+    } else if (task_ == Task::None) {
+      start_training(ctx);
+    }
+  }
+
+  void switch_to_request(Context& ctx) {
+    const JobId job = requests_.front();
+    request_arrival_ns_ = ctx.request_arrival(ctx.job(job).pending_requests.front());
+    const bool stopping_training = task_ == Task::Training;
+    const JobId stopped = current_;
+    if (stopping_training) {
+      ctx.preempt(stopped, switching_ == Switching::KillRestart ? PreemptMode::Kill
+                                                                : PreemptMode::DropQueued);
+      training_gate_ = OpHandle{};
+      task_ = Task::None;
+    }
+    if (!make_room(ctx, job)) {
+      const bool in_flight =
+          stopping_training && ctx.job(stopped).residency[index_of(gpu_)].ops_in_flight > 0;
+      if (in_flight) {  // wait for its last layer, then drop its state (on_op_complete)
+        draining_ = true;
+        draining_job_ = stopped;
+        return;
+      }
+      for (JobId t : trainings_) {
+        if (ctx.job(t).active() && ctx.job(t).residency[index_of(gpu_)].ops_in_flight == 0) {
+          ctx.preempt(t, PreemptMode::Kill);  // frees its activations too
+        }
+      }
+      if (!make_room(ctx, job)) {
+        requests_.pop_front();
+        ctx.reject(job, "its model does not fit in GPU memory next to the work in flight");
+        schedule(ctx);
+        return;
+      }
+    }
+    requests_.pop_front();
+    const StreamId old_compute = take_next_worker(ctx);
+    const OpHandle gate = switch_gate(ctx, job, old_compute);
+    if (stopping_training && gate.valid()) {
+      stop_gate_op_ = gate.op;
+      watch_stop_ = true;
+    }
+    task_ = Task::Inference;
+    current_ = job;
+    send_and_run(ctx, job, gate);
+  }
+
+  void start_training(Context& ctx) {
+    const auto it = std::find_if(trainings_.begin(), trainings_.end(),
+                                 [&](JobId t) { return ctx.job(t).active(); });
+    if (it == trainings_.end()) return;
+    const JobId job = *it;
+    const StreamId old_compute = take_next_worker(ctx);
+    const Worker& w = workers_[active_];
+    const OpHandle gate = switch_gate(ctx, job, old_compute);
+    const JobState& t = ctx.job(job);
+    const LayerRange all{0, t.model->layer_count()};
+    if (!t.resident_or_loading(gpu_, all)) {
+      make_room(ctx, job);
+      LoadOptions lo;
+      lo.pageable = pageable_;
+      lo.per_tensor_malloc = per_allocation_;
+      if (gate.valid()) lo.after.push_back(gate);
+      try {
+        ctx.load(job, w.copy, all, lo);
+      } catch (const OutOfMemory& e) {
+        std::erase(trainings_, job);
+        ctx.reject(job, std::string("out of memory loading its state: ") + e.what());
+        schedule(ctx);
+        return;
+      }
+    }
+    task_ = Task::Training;
+    current_ = job;
+    training_gate_ = gate;
+    pump_training(ctx);
+  }
+
+  /// Keeps the running training job's next layers queued behind the one on the GPU.
+  void pump_training(Context& ctx) {
+    const Worker& w = workers_[active_];
+    const JobState& t = ctx.job(current_);
+    while (task_ == Task::Training && t.active() && t.has_dispatchable_work() &&
+           ctx.queued(w.compute) + ctx.in_flight(w.compute) < kTrainingDepth) {
+      DispatchOptions o;
+      o.layers = train_layers_per_op_;
+      o.setup_ns = train_sync_ns_;
+      if (training_gate_.valid()) o.after.push_back(training_gate_);
+      try {
+        ctx.dispatch(current_, w.compute, o);
+      } catch (const OutOfMemory& e) {
+        if (t.ops_in_flight == 0) {
+          std::erase(trainings_, current_);
+          task_ = Task::None;
+          ctx.reject(current_, std::string("out of memory: ") + e.what());
+          schedule(ctx);
+        }
+        return;
+      }
+      training_gate_ = OpHandle{};
+    }
+  }
+
+  // ---- the switch itself --------------------------------------------------------------------
+
+  /// Loads the model group by group on the copy stream and queues one compute op per group
+  /// on the compute stream (each waits for its own group's copy).
+  void send_and_run(Context& ctx, JobId job, OpHandle gate) {
+    const Worker& w = workers_[active_];
+    const JobState& j = ctx.job(job);
+    const GroupStarts& starts = grouping_for(ctx, j);
+    const auto n = j.model->layer_count();
+    LoadOptions base;
+    base.pageable = pageable_;
+    base.per_tensor_malloc = per_allocation_;
+    try {
+      OpHandle last_load;
+      for (std::size_t g = 0; g < starts.size(); ++g) {
+        LoadOptions lo = base;
+        if (g == 0 && gate.valid()) lo.after.push_back(gate);
+        const LayerRange range{starts[g], g + 1 < starts.size() ? starts[g + 1] : n};
+        last_load = ctx.load(job, w.copy, range, lo);
+      }
+      for (std::size_t g = 0; g < starts.size(); ++g) {
+        DispatchOptions d;
+        d.layers = (g + 1 < starts.size() ? starts[g + 1] : n) - starts[g];
+        d.setup_ns = group_sync_ns_;
+        // Without pipelining, the first group waits for the last copy.
+        if (g == 0 && grouping_ == GroupingMode::NoPipeline) d.after.push_back(last_load);
+        const OpHandle h = ctx.dispatch(job, w.compute, d);
+        if (g == 0) {
+          first_group_op_ = h.op;
+          watch_startup_ = true;
+        }
+      }
+    } catch (const OutOfMemory& e) {
+      task_ = Task::None;
+      ctx.reject(job, std::string("out of memory: ") + e.what());
+      schedule(ctx);
+    }
+  }
+
+  /// Frees room for `job`'s weights and activations by evicting training states that are idle
+  /// on the GPU. Returns whether it fits now.
+  bool make_room(Context& ctx, JobId job) {
+    const JobState& j = ctx.job(job);
+    const DeviceResidency& res = j.residency[index_of(gpu_)];
+    const LayerRange all{0, j.model->layer_count()};
+    std::uint64_t need = (all.size() + 1) * kAlignBytes;
+    if (!j.resident_or_loading(gpu_, all)) need += ctx.persistent_bytes(job);
+    if (!res.activations.valid()) need += ctx.ephemeral_bytes(job);
+    const auto fits = [&] {
+      const MemoryStats m = ctx.memory(gpu_);
+      return m.capacity_bytes - m.in_use_bytes >= need;
+    };
+    for (JobId t : trainings_) {
+      if (fits()) return true;
+      const JobState& s = ctx.job(t);
+      if (t != job && s.residency[index_of(gpu_)].ops_in_flight == 0 &&
+          s.resident_bytes(gpu_) > 0) {
+        ctx.evict(t, gpu_);  // reloaded when it runs again
+      }
+    }
+    return fits();
+  }
+
+  const GroupStarts& grouping_for(Context& ctx, const JobState& j) {
+    const auto key = std::make_pair(j.model->name(), j.spec->batch);
+    if (auto it = groupings_.find(key); it != groupings_.end()) return it->second;
+    const Model& m = *j.model;
+    const CostModel& cost = ctx.cost(gpu_);
+    const auto layers = inference_layer_costs(m, cost, j.spec->batch);
+    const GroupOverheads o = group_overheads(cost, group_sync_ns_);
+    GroupStarts starts;
+    switch (grouping_) {
+      case GroupingMode::PerLayer:
+      case GroupingMode::NoPipeline:
+        starts = per_layer_starts(layers.size());
+        break;
+      case GroupingMode::Whole:
+        starts = whole_model_starts(layers.size());
+        break;
+      case GroupingMode::Artifact:
+        if (m.has_grouping("pipeswitch")) {
+          starts = m.grouping("pipeswitch").starts;
+          break;
+        }
+        [[fallthrough]];
+      case GroupingMode::Optimal:
+        starts = optimal_grouping(layers, o).starts;
+        break;
+    }
+    ctx.record("pipeswitch.groups", static_cast<double>(starts.size()));
+    const DurationNs predicted = grouping_ == GroupingMode::NoPipeline
+                                     ? predicted_sequential_time(layers, starts, o)
+                                     : predicted_time(layers, starts, o);
+    ctx.record("pipeswitch.predicted_ms", ns_to_ms(predicted));
+    return groupings_.emplace(key, std::move(starts)).first->second;
+  }
+
+  // parameters
+  GroupingMode grouping_ = GroupingMode::Optimal;
+  bool per_allocation_ = false;
+  bool pageable_ = false;
+  Switching switching_ = Switching::ActiveStandby;
+  DurationNs ipc_message_ns_ = 0, group_sync_ns_ = -1, train_sync_ns_ = -1;
+  std::uint32_t train_layers_per_op_ = 1;
+
+  // set-up
+  DeviceId gpu_{};
+  bool has_gpu_ = false;
+  DurationNs switch_delay_ns_ = 0;
+  std::vector<Worker> workers_;
+  std::size_t active_ = 0;
+  std::map<std::pair<std::string, std::uint32_t>, GroupStarts> groupings_;
+
+  // what runs
+  Task task_ = Task::None;
+  JobId current_{};
+  OpHandle training_gate_;        // the first training op after a switch waits for it
+  std::deque<JobId> requests_;    // one entry per pending request, arrival order
+  std::vector<JobId> trainings_;  // arrival order; the first active one runs
+  bool draining_ = false;         // a switch waits for draining_job_ to leave the GPU
+  JobId draining_job_{};
+
+  // metrics of the switch in progress
+  TimeNs request_arrival_ns_ = 0;
+  OpId first_group_op_{}, stop_gate_op_{};
+  bool watch_startup_ = false, watch_stop_ = false;
+};
+
+GPUMUX_REGISTER_POLICY("pipeswitch", PipeSwitch,
+                       "inference preempts training at layer boundaries; pipelined model "
+                       "transmission with optimal grouping, unified memory, standby workers");
+
+}  // namespace
+}  // namespace gpumux::policies::pipeswitch

@@ -1,0 +1,98 @@
+// PipeSwitch's central claim (OSDI'20 abstract [A], dossier §3.6 Fig. 5), reproduced in
+// simulation on a small configuration of the paper's V100 profile (v100-pcie3x16): a batch-8
+// inference request arriving during ResNet-152 training (batch 8). The paper reports a total
+// overhead over a ready model of 5.4-34.6 ms (V100 and T4, three models), 10-50x better than
+// MPS, and seconds for stop-and-start. The full experiment is experiments/sweeps/
+// pipeswitch_fig5.json (20 requests per point, V100 and T4).
+//
+// What this test measures (ms; the 20-request sweep agrees within 0.15 ms):
+//   model          ready   pipeswitch (overhead)   mps (overhead)   stop_and_start
+//   ResNet-152     21.44   25.48 (4.03)            47.09 (25.65)    2783
+//   Inception-v3   11.55   11.92 (0.37)            24.10 (12.56)    2760
+//   BERT-base/251  36.56   47.07 (10.51)           81.24 (44.68)    2818
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace gpumux;
+using nlohmann::json;
+
+namespace {
+
+/// Mean latency (ms) of the inference service under `policy`, with requests at `requests`
+/// while ResNet-152 trains.
+double mean_latency_ms(const std::string& policy, const std::string& model,
+                       const std::vector<double>& requests, double horizon_s) {
+  const json jobs = json::array({{{"name", "train"},
+                                  {"kind", "training"},
+                                  {"model", "resnet152"},
+                                  {"batch", 8},
+                                  {"arrival_s", 0.0},
+                                  {"iterations", 1000000}},
+                                 {{"name", "infer"},
+                                  {"kind", "inference"},
+                                  {"model", model},
+                                  {"batch", 8},
+                                  {"arrival_s", 0.0},
+                                  {"requests", requests}}});
+  json doc = test::make_config(policy, {{"jobs", jobs}});
+  doc["horizon_s"] = horizon_s;
+  const ExperimentResult r = test::run_config(doc);
+  const auto& infer = r.summary["jobs"][1];
+  REQUIRE(infer["name"] == "infer");
+  REQUIRE(infer["requests"] == requests.size());
+  return infer["latency"]["mean_ms"].get<double>();
+}
+
+struct Expected {
+  const char* model;
+  double overhead_ms;  // pipeswitch - ready_model, as gpumux measures it
+};
+
+}  // namespace
+
+TEST_CASE("PipeSwitch's central claim on the V100 profile (small configuration)",
+          "[pipeswitch][claim]") {
+  // Two requests, each while training runs: at 3 s (stop_and_start's cold-started training
+  // runs from 2.74 s) and at 9 s (after stop_and_start restarted it).
+  const std::vector<double> requests{3.0, 9.0};
+  for (const Expected& x : {Expected{"resnet152", 4.03}, Expected{"inception_v3", 0.37},
+                            Expected{"bert_base_seq251", 10.51}}) {
+    DYNAMIC_SECTION(x.model) {
+      const double ready = mean_latency_ms("ready_model", x.model, requests, 9.3);
+      const double pipeswitch = mean_latency_ms("pipeswitch", x.model, requests, 9.3);
+      const double mps = mean_latency_ms("mps", x.model, requests, 9.3);
+      const double stop_start = mean_latency_ms("stop_and_start", x.model, requests, 12.0);
+      const double overhead = pipeswitch - ready;
+      INFO("ready " << ready << " ms, pipeswitch " << pipeswitch << " ms, mps " << mps
+                    << " ms, stop_and_start " << stop_start << " ms");
+
+      // Total overhead: within the paper's upper end (34.6 ms) for every model. Its lower end
+      // (5.4 ms) is not reached for ResNet-152 (4.0) and Inception-v3 (0.4): in gpumux the
+      // overhead is the in-flight training layer (0.1-0.3 ms), two IPC messages (0.2 ms) and the
+      // part of the copy that compute cannot hide (V100 copy 25.1 ms vs compute 21.4 ms for
+      // ResNet-152, 11.3 vs 11.5 ms for Inception-v3, 45.1 vs 36.6 ms for BERT). The artifact
+      // also pays a host event.synchronize() and a Python pipe message per group and Python
+      // task start-up, which gpumux does not charge (no anchor for them outside held-out data).
+      CHECK(overhead > 0.0);
+      CHECK(overhead <= 34.6);
+      CHECK(overhead == Approx(x.overhead_ms).margin(0.1));
+
+      // Stop-and-start pays a process start and CUDA context (2.74 s in the profile): at least
+      // 50x PipeSwitch's latency, as claimed (60-230x here).
+      CHECK(stop_start >= 50.0 * pipeswitch);
+
+      // MPS: the claim's 10-50x is on the overhead. gpumux reproduces it for Inception-v3 (36x)
+      // but measures 4-6x for ResNet-152 and BERT; on latency MPS is only 1.7-2.2x worse. The
+      // simulator shares the GPU between MPS clients as a fluid (each op gets about half of the
+      // GPU while training runs, times mps_efficiency 0.9); on real MPS an inference kernel
+      // likely also waits behind the training job's queued kernels, which this model does not
+      // capture. The brief's "at least 10x lower latency than MPS" is not reproduced.
+      CHECK(mps > 1.5 * pipeswitch);
+      CHECK(mps - ready >= 4.0 * overhead);
+    }
+  }
+}
