@@ -54,6 +54,7 @@ bool JobState::has_dispatchable_work() const noexcept {
 
 bool JobState::resident(DeviceId device, LayerRange range) const {
   const auto& r = residency.at(index_of(device));
+  if (r.absent == 0 && r.loading == 0) return true;
   for (std::uint32_t i = range.first; i < range.last; ++i) {
     if (r.layers[i] != Residency::Resident) return false;
   }
@@ -62,6 +63,7 @@ bool JobState::resident(DeviceId device, LayerRange range) const {
 
 bool JobState::resident_or_loading(DeviceId device, LayerRange range) const {
   const auto& r = residency.at(index_of(device));
+  if (r.absent == 0) return true;
   for (std::uint32_t i = range.first; i < range.last; ++i) {
     if (r.layers[i] == Residency::Absent) return false;
   }
@@ -309,7 +311,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       auto& r = s.residency[d];
       const bool cpu = devices_[d]->profile().kind == DeviceKind::Cpu;
-      r.layers.assign(s.model->layer_count(), cpu ? Residency::Resident : Residency::Absent);
+      r.reset(s.model->layer_count(), cpu ? Residency::Resident : Residency::Absent);
       r.loading_op.assign(s.model->layer_count(), OpId{});
       r.offsets.assign(s.model->layer_count(), 0);
     }
@@ -523,7 +525,7 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
         case OpPurpose::LoadWeights:
           for (std::uint32_t i = info.layers.first; i < info.layers.last; ++i) {
             if (res.layers[i] == Residency::Loading && res.loading_op[i] == r.op) {
-              res.layers[i] = Residency::Resident;
+              res.set(i, Residency::Resident);
             }
           }
           queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
@@ -535,7 +537,7 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
           auto& dst = s.residency[index_of(s.device)];
           for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
             if (dst.layers[i] == Residency::Loading && dst.loading_op[i] == r.op) {
-              dst.layers[i] = Residency::Resident;
+              dst.set(i, Residency::Resident);
             }
           }
           queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
@@ -643,7 +645,7 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
     case OpPurpose::LoadWeights:
       for (std::uint32_t i = info.layers.first; i < info.layers.last; ++i) {
         if (res.layers[i] == Residency::Loading && res.loading_op[i] == OpId{}) continue;
-        if (res.layers[i] == Residency::Loading) res.layers[i] = Residency::Absent;
+        if (res.layers[i] == Residency::Loading) res.set(i, Residency::Absent);
       }
       if (info.load_allocation < res.allocations.size()) {
         Allocation a = res.allocations[info.load_allocation];
@@ -659,8 +661,9 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
       const DeviceId dst = s.device;
       auto& d = s.residency[index_of(dst)];
       for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
-        if (d.layers[i] == Residency::Loading) d.layers[i] = is_gpu(dst) ? Residency::Absent
-                                                                         : Residency::Resident;
+        if (d.layers[i] == Residency::Loading) {
+          d.set(i, is_gpu(dst) ? Residency::Absent : Residency::Resident);
+        }
       }
       if (is_gpu(dst)) release_weights(s, dst);
       s.device = info.migrate_from;
@@ -710,7 +713,7 @@ void EngineImpl::release_weights(JobState& s, DeviceId device) {
   for (const Allocation& a : res.allocations) release(s, device, a, "weights");
   res.allocations.clear();
   res.bytes = 0;
-  std::fill(res.layers.begin(), res.layers.end(), Residency::Absent);
+  res.reset(res.layers.size(), Residency::Absent);
 }
 
 void EngineImpl::release_activations(JobState& s, DeviceId device) {
@@ -891,7 +894,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   if (ctx.has_start_op) add_dep(spec, ctx.start_op, "dispatch");
   if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
   // Wait for the loads (or migration) bringing in these layers.
-  for (std::uint32_t i = needed.first; i < needed.last; ++i) {
+  for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
     if (res.layers[i] == Residency::Loading) add_dep(spec, res.loading_op[i], "dispatch");
   }
   for (const OpHandle& h : options.after) {
@@ -976,7 +979,7 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
   info.load_allocation = res.allocations.size() - 1;
   const OpId id{ops_.size()};
   for (std::uint32_t i = range.first; i < range.last; ++i) {
-    res.layers[i] = Residency::Loading;
+    res.set(i, Residency::Loading);
     res.loading_op[i] = id;
   }
   if (s.phase == JobPhase::Waiting) s.phase = JobPhase::Running;
@@ -1065,7 +1068,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   info.migrate_from = from;
   const OpId id{ops_.size()};
   for (std::uint32_t i = 0; i < all.last; ++i) {
-    dst.layers[i] = Residency::Loading;
+    dst.set(i, Residency::Loading);
     dst.loading_op[i] = id;
   }
   s.device = to;

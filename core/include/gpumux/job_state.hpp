@@ -39,13 +39,36 @@ struct Cursor {
 enum class Residency : std::uint8_t { Absent, Loading, Resident };
 
 struct DeviceResidency {
-  std::vector<Residency> layers;     ///< by layer index
+  /// Changes one layer's state, keeping the counts below (use this, not layers[i] = ...).
+  void set(std::uint32_t layer, Residency r) noexcept {
+    count(layers[layer], -1);
+    layers[layer] = r;
+    count(r, +1);
+  }
+  /// Resets every layer to `r`.
+  void reset(std::size_t layer_count, Residency r) {
+    layers.assign(layer_count, r);
+    absent = r == Residency::Absent ? layer_count : 0;
+    loading = r == Residency::Loading ? layer_count : 0;
+  }
+  std::size_t absent = 0;   ///< layers in state Absent (O(1) whole-model checks)
+  std::size_t loading = 0;  ///< layers in state Loading
+
+  /// By layer index; read-only for users (change with set/reset).
+  std::vector<Residency> layers;
   std::vector<OpId> loading_op;      ///< valid where layers[i] == Loading
   std::vector<std::uint64_t> offsets;  ///< arena offset of each layer's weights when held
   std::vector<Allocation> allocations;  ///< weight/state memory held on this device
   Allocation activations;               ///< ephemeral memory of the open unit, if any
   std::uint32_t ops_in_flight = 0;      ///< this job's unfinished ops on this device
   std::uint64_t bytes = 0;           ///< total bytes held
+
+ private:
+  void count(Residency r, int delta) noexcept {
+    const auto d = static_cast<std::size_t>(delta);  // -1 wraps: unsigned arithmetic
+    if (r == Residency::Absent) absent += d;
+    if (r == Residency::Loading) loading += d;
+  }
 };
 
 struct JobState {

@@ -41,6 +41,9 @@ struct DispatchOptions {
   std::uint32_t layers = 0;
   /// Extra ops to wait for (the job's previous op and weight loads are waited for anyway).
   std::vector<OpHandle> after;
+  /// Host-side cost paid after the dependencies are met and before the op starts, ns: a
+  /// synchronisation (event wait, IPC message) per group, a yield check per node.
+  DurationNs setup_ns = 0;
 };
 
 struct LoadOptions {

@@ -1,0 +1,80 @@
+// inference_first: the example policy of docs/writing-a-policy.md. Every job keeps its model
+// resident in one shared process; inference requests always go first: when one arrives, the
+// training jobs' queued work is dropped (their in-flight pass finishes) and they resume when
+// no request is waiting. Dispatches at pass granularity, so a request waits at most for the
+// training pass already on the GPU.
+//
+// Faithfulness notes: not a published system; a teaching example and a simple priority
+// baseline between `time_slicing` and PipeSwitch (no pipelining, no standby workers).
+#include <vector>
+
+#include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
+
+namespace gpumux::policies {
+namespace {
+
+class InferenceFirst final : public Policy {
+ public:
+  explicit InferenceFirst(const PolicyArgs& args) {
+    auto params = policy_params(args);
+    layers_per_op_ = static_cast<std::uint32_t>(params.int_or("layers_per_op", 0));
+    params.finish();  // unknown keys in policy.params are errors
+  }
+  [[nodiscard]] std::string_view name() const noexcept override { return "inference_first"; }
+
+  void on_start(Context& ctx) override {
+    const ContextId process = ctx.default_context(DeviceId{0});
+    compute_ = ctx.create_stream(process, StreamOptions{/*priority=*/0, /*max_in_flight=*/1});
+    copy_ = ctx.create_stream(process, StreamOptions{0, 1});
+  }
+
+  void on_job_arrival(Context& ctx, JobId job) override {
+    try {
+      load_whole(ctx, job, copy_);  // weights stay resident for the job's lifetime
+    } catch (const OutOfMemory& e) {
+      ctx.reject(job, e.what());
+      return;
+    }
+    if (ctx.job(job).training()) training_.push_back(job);
+    schedule(ctx);
+  }
+
+  void on_request_arrival(Context& ctx, JobId, RequestId) override {
+    for (JobId t : training_) {
+      if (ctx.job(t).active()) ctx.preempt(t, PreemptMode::DropQueued);
+    }
+    schedule(ctx);
+  }
+
+  void on_op_complete(Context& ctx, const OpRecord&) override { schedule(ctx); }
+
+ private:
+  /// Issues one op when the compute stream is idle: a waiting request first, else training.
+  void schedule(Context& ctx) {
+    if (ctx.queued(compute_) + ctx.in_flight(compute_) > 0) return;
+    for (JobId job : ctx.arrived_jobs()) {
+      const JobState& s = ctx.job(job);
+      if (s.inference() && s.has_dispatchable_work()) {
+        ctx.dispatch(job, compute_, DispatchOptions{layers_per_op_, {}});
+        return;
+      }
+    }
+    for (JobId job : training_) {
+      if (ctx.job(job).has_dispatchable_work()) {
+        ctx.dispatch(job, compute_, DispatchOptions{layers_per_op_, {}});
+        return;
+      }
+    }
+  }
+
+  std::uint32_t layers_per_op_ = 0;  // 0 = whole passes
+  StreamId compute_{}, copy_{};
+  std::vector<JobId> training_;
+};
+
+GPUMUX_REGISTER_POLICY("inference_first", InferenceFirst,
+                       "example: resident models, inference requests preempt training");
+
+}  // namespace
+}  // namespace gpumux::policies

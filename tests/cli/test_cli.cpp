@@ -1,0 +1,202 @@
+// The gpumux program as a user meets it: bad input gives exit code 2 and a message naming the
+// file and the key or line, and leaves no results directory; sweeps resume.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string output;
+};
+
+fs::path scratch() {
+  static const fs::path dir = [] {
+    std::random_device rd;
+    fs::path d = fs::temp_directory_path() / ("gpumux_cli_" + std::to_string(rd()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+fs::path write(const std::string& name, const std::string& content) {
+  const fs::path p = scratch() / name;
+  std::ofstream(p) << content;
+  return p;
+}
+
+Outcome gpumux(const std::string& args) {
+  const fs::path log = scratch() / "log.txt";
+  const std::string cmd = "cd '" + std::string(GPUMUX_SOURCE_DIR) + "' && '" + GPUMUX_BINARY +
+                          "' " + args + " > '" + log.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+}
+
+const char* kGoodConfig = R"({
+  "name": "cli-test",
+  "devices": [{"profile": "v100-pcie3x16"}],
+  "policy": {"name": "time_slicing"},
+  "workload": {"jobs": [
+    {"name": "train", "kind": "training", "model": "resnet50", "batch": 16, "arrival_s": 0, "iterations": 2},
+    {"name": "svc", "kind": "inference", "model": "resnet50", "batch": 1, "arrival_s": 0, "requests": [0.01, 0.02]}
+  ]}
+})";
+
+/// Runs a bad config: exit code 2, the message names what it should, no results directory.
+void expect_input_error(const std::string& name, const std::string& config,
+                        const std::vector<std::string>& expected_fragments) {
+  const fs::path cfg = write(name + ".json", config);
+  const fs::path out = scratch() / ("out-" + name);
+  const Outcome o = gpumux("run '" + cfg.string() + "' --out '" + out.string() + "'");
+  INFO(o.output);
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("error: ") != std::string::npos);
+  for (const auto& f : expected_fragments) CHECK(o.output.find(f) != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a good config runs and writes a complete results directory", "[cli]") {
+  const fs::path cfg = write("good.json", kGoodConfig);
+  const fs::path out = scratch() / "out-good";
+  const Outcome o = gpumux("run '" + cfg.string() + "' --out '" + out.string() + "'");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  for (const char* f : {"config.resolved.json", "events.jsonl", "summary.json", "summary.csv",
+                        "trace.json", "run.json"}) {
+    CHECK(fs::exists(out / f));
+  }
+  CHECK(gpumux("validate '" + cfg.string() + "'").exit_code == 0);
+}
+
+TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[cli]") {
+  const std::string good = kGoodConfig;
+  SECTION("malformed JSON") {
+    expect_input_error("malformed", replace(good, "\"devices\"", "\"devices\" ::"), {"malformed.json"});
+  }
+  SECTION("unknown key") {
+    expect_input_error("unknown_key", replace(good, "\"name\": \"cli-test\",", "\"name\": \"cli-test\", \"sed\": 3,"),
+                       {"unknown_key.json", "sed", "unknown key"});
+  }
+  SECTION("wrong type") {
+    expect_input_error("wrong_type", replace(good, "\"batch\": 16", "\"batch\": \"sixteen\""),
+                       {"wrong_type.json", "workload.jobs[0].batch"});
+  }
+  SECTION("unknown model lists the valid names") {
+    expect_input_error("unknown_model", replace(good, "\"resnet50\", \"batch\": 16", "\"resnet5000\", \"batch\": 16"),
+                       {"unknown_model.json", "resnet5000", "resnet152", "bert_base"});
+  }
+  SECTION("unknown policy lists the valid names") {
+    expect_input_error("unknown_policy", replace(good, "\"time_slicing\"", "\"fastest\""),
+                       {"unknown_policy.json", "policy.name", "fastest", "time_slicing", "mps"});
+  }
+  SECTION("unknown device profile lists the valid names") {
+    expect_input_error("unknown_device", replace(good, "v100-pcie3x16", "v200"),
+                       {"unknown_device.json", "v200", "h100-sxm"});
+  }
+  SECTION("negative arrival") {
+    expect_input_error("negative", replace(good, "\"arrival_s\": 0, \"iterations\"", "\"arrival_s\": -1, \"iterations\""),
+                       {"negative.json", "arrival_s"});
+  }
+  SECTION("unsorted request arrivals") {
+    expect_input_error("unsorted", replace(good, "[0.01, 0.02]", "[0.02, 0.01]"),
+                       {"unsorted.json", "requests"});
+  }
+  SECTION("unsorted arrivals in a JSONL file name the line") {
+    const fs::path jsonl = write("unsorted.jsonl",
+        "{\"name\": \"a\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, \"arrival_s\": 5, \"iterations\": 1}\n"
+        "{\"name\": \"b\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, \"arrival_s\": 1, \"iterations\": 1}\n");
+    std::string cfg = good;
+    const auto start = cfg.find("\"workload\"");
+    cfg = cfg.substr(0, start) + "\"workload\": {\"files\": [\"" + jsonl.string() + "\"]}\n}";
+    expect_input_error("unsorted_file", cfg, {"unsorted.jsonl", "line 2", "arrival_s"});
+  }
+  SECTION("a missing workload file") {
+    std::string cfg = good;
+    const auto start = cfg.find("\"workload\"");
+    cfg = cfg.substr(0, start) + "\"workload\": {\"files\": [\"traces/workloads/nope.jsonl\"]}\n}";
+    expect_input_error("missing_file", cfg, {"nope.jsonl"});
+  }
+  SECTION("a missing config file") {
+    const Outcome o = gpumux("run /nonexistent/config.json");
+    CHECK(o.exit_code == 2);
+    CHECK(o.output.find("/nonexistent/config.json") != std::string::npos);
+  }
+  SECTION("a bad --set override") {
+    const fs::path cfg = write("override.json", good);
+    const Outcome o = gpumux("run '" + cfg.string() + "' --set devices.7.profile=x");
+    CHECK(o.exit_code == 2);
+    CHECK(o.output.find("devices.7") != std::string::npos);
+  }
+  SECTION("a bad command line") {
+    CHECK(gpumux("run").exit_code == 2);
+    CHECK(gpumux("frobnicate").exit_code == 2);
+    CHECK(gpumux("list everything").exit_code == 2);
+  }
+}
+
+TEST_CASE("every command answers --help, and list prints the registries", "[cli]") {
+  for (const char* cmd : {"--help", "run --help", "validate --help", "list --help", "sweep --help",
+                          "calibrate --help"}) {
+    const Outcome o = gpumux(cmd);
+    INFO(cmd << "\n" << o.output);
+    CHECK(o.exit_code == 0);
+    CHECK(o.output.find("Usage") != std::string::npos);
+  }
+  CHECK(gpumux("list policies").output.find("stop_and_start") != std::string::npos);
+  CHECK(gpumux("list models").output.find("resnet152") != std::string::npos);
+  CHECK(gpumux("list devices").output.find("v100-pcie3x16") != std::string::npos);
+  CHECK(gpumux("list generators").output.find("poisson") != std::string::npos);
+  CHECK(gpumux("list platforms").output.find("sim") != std::string::npos);
+}
+
+TEST_CASE("platform cuda without a GPU fails cleanly with exit code 1", "[cli]") {
+  const fs::path cfg = write("cuda.json", kGoodConfig);
+  const Outcome o = gpumux("run '" + cfg.string() + "' --set platform=cuda --out '" +
+                           (scratch() / "out-cuda").string() + "'");
+  INFO(o.output);
+  // No GPU in CI: either the backend was not compiled, or no device exists. Never a crash.
+  CHECK(o.exit_code == 1);
+  CHECK(o.output.find("error: ") != std::string::npos);
+  CHECK_FALSE(fs::exists(scratch() / "out-cuda"));
+}
+
+TEST_CASE("sweeps run every point and resume without re-running complete ones", "[cli]") {
+  write("sweep-base.json", kGoodConfig);
+  const fs::path out = scratch() / "sweep-out";
+  const fs::path sweep = write("sweep.json", R"({"name": "s", "base": ")" +
+                                                 (scratch() / "sweep-base.json").string() +
+                                                 R"(", "out_dir": ")" + out.string() +
+                                                 R"(", "grid": {"policy.name": ["mps", "exclusive"]}})");
+  const Outcome first = gpumux("sweep '" + sweep.string() + "' -j 2");
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  CHECK(fs::exists(out / "mps" / "run.json"));
+  CHECK(fs::exists(out / "exclusive" / "summary.json"));
+  CHECK(first.output.find("[2/2]") != std::string::npos);
+  const Outcome second = gpumux("sweep '" + sweep.string() + "'");
+  CHECK(second.exit_code == 0);
+  CHECK(second.output.find("complete, skipped") != std::string::npos);
+}
