@@ -1,0 +1,52 @@
+// Salus' iteration scheduler, the choice part: given the sessions (jobs) of one lane, in which
+// order may they start their next iteration? Pure functions, no Context, so every policy is
+// unit-tested on hand-built sessions.
+//
+// From Salus' `src/execution/executionengine.cpp` (dossier §5.4, §8.4) [C]:
+//   PACK     no reordering: pending iterations in the order they became pending
+//   FAIR     least attained running time (usedRunningTime) first
+//   RR       fewest finished iterations first
+//   FIFO     only the earliest-admitted live session of the lane
+//   PREEMPT  only the session with the least (expected total - used) time (Salus' SRTF)
+//   SRTF     gpumux's oracle variant: least remaining work by the cost model (or the user's
+//            expected-duration hint scaled by the units left), re-sorted at every boundary
+// Work conservation (Salus' default): when the policy's pick cannot start, any other runnable
+// session may (PACK order). Without it, only the policy's pick may start; if it has nothing
+// to run, the lane waits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpumux/ids.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux::policies::salus {
+
+enum class SchedPolicy : std::uint8_t { Pack, Fair, Rr, Fifo, Preempt, Srtf };
+
+[[nodiscard]] std::optional<SchedPolicy> parse_sched(std::string_view text) noexcept;
+[[nodiscard]] std::string_view to_string(SchedPolicy p) noexcept;
+
+/// One live job of a lane, as the scheduler sees it.
+struct Session {
+  JobId job{};
+  std::uint64_t admitted_seq = 0;  ///< admission order into Salus (FIFO, and every tie-break)
+  bool runnable = false;           ///< its state is resident and an iteration is pending
+  TimeNs pending_since_ns = 0;     ///< when its oldest pending iteration became pending (PACK)
+  DurationNs used_ns = 0;          ///< wall-clock time of its finished iterations (FAIR, PREEMPT)
+  std::uint64_t iterations_done = 0;  ///< RR
+  DurationNs remaining_ns = 0;        ///< SRTF: predicted remaining work
+  DurationNs expected_total_ns = 0;   ///< PREEMPT: the job's declared total time (TIME:TOTAL)
+};
+
+/// Indices into `sessions` of the runnable sessions the lane should try, in order (the first
+/// whose iteration can start wins). Empty when the lane should stay idle.
+[[nodiscard]] std::vector<std::size_t> iteration_order(SchedPolicy policy,
+                                                       std::span<const Session> sessions,
+                                                       bool work_conserving);
+
+}  // namespace gpumux::policies::salus
