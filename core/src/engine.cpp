@@ -187,6 +187,7 @@ class EngineImpl final : public DeviceObserver, public Context {
     bool finished = false;  ///< complete, dropped or aborted
     bool counts_in_flight = false;
     DeviceId migrate_from{};
+    DeviceId migrate_to{};  ///< destination of a migration (the job may move on meanwhile)
     std::size_t load_allocation = 0;  ///< index into residency allocations (loads)
     TimeNs submitted_ns = 0;
   };
@@ -534,7 +535,7 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
           // Source state is released; the destination becomes resident.
           release_weights(s, info.migrate_from);
           release_activations(s, info.migrate_from);
-          auto& dst = s.residency[index_of(s.device)];
+          auto& dst = s.residency[index_of(info.migrate_to)];
           for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
             if (dst.layers[i] == Residency::Loading && dst.loading_op[i] == r.op) {
               dst.set(i, Residency::Resident);
@@ -658,7 +659,7 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
       break;
     case OpPurpose::MigrateState: {
       // The copy never happened: the state stays where it was.
-      const DeviceId dst = s.device;
+      const DeviceId dst = info.migrate_to;
       auto& d = s.residency[index_of(dst)];
       for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
         if (d.layers[i] == Residency::Loading) {
@@ -666,7 +667,7 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
         }
       }
       if (is_gpu(dst)) release_weights(s, dst);
-      s.device = info.migrate_from;
+      if (s.device == dst) s.device = info.migrate_from;
       break;
     }
     default: break;
@@ -1066,6 +1067,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   info.layers = all;
   info.counts_in_flight = true;
   info.migrate_from = from;
+  info.migrate_to = to;
   const OpId id{ops_.size()};
   for (std::uint32_t i = 0; i < all.last; ++i) {
     dst.set(i, Residency::Loading);

@@ -40,10 +40,13 @@
 // - Profiles: the first `profile_requests` requests of each (model, batch) run unscheduled, as
 //   in the code (runs before the 15th neither wait for the token nor pay the check); each
 //   node's measured duration (OpRecord) is kept and, once they have all completed, the median
-//   becomes the node's cost (cost_profile.hpp). A node never measured falls back to the cost
-//   model's estimate (ctx.estimate_next_ns), e.g. the last node of a service's last request,
-//   whose completion gpumux does not report. profile_requests = 0 schedules with the cost
-//   model from the start (an offline profile).
+//   becomes the node's cost (cost_profile.hpp); a request's last node is measured too (its
+//   on_op_complete comes before on_request_complete, which freezes the profile). A node never
+//   measured falls back to the cost model's estimate (ctx.estimate_next_ns).
+//   profile_requests = 0 schedules with the cost model from the start (an offline profile).
+// - A run ends when its last node completes: that node is not charged (the run leaves the
+//   token list with its account anyway) and passes no token; the service's next request
+//   registers as a new run.
 // - overshoot = "carry" (default, the code): each spent quantum debits the account once,
 //   however far the last node overshot it, so a run whose nodes are longer than the quantum
 //   still gets a node every round. "repay" (an extension, in neither paper nor code) makes a run
@@ -159,9 +162,17 @@ class Olympian final : public Policy {
     Client& c = clients_.at(n.job);
     --c.outstanding;
     if (r.status == OpStatus::Ok) {
-      if (n.warmup) {
-        profiles_.at(c.key).add_sample(n.first_layer, r.duration_ns());
-      } else if (c.in_run && c.scheduled && n.run == c.run) {
+      if (n.warmup) profiles_.at(c.key).add_sample(n.first_layer, r.duration_ns());
+      if (c.in_run && n.run == c.run && ctx.job(n.job).completed.unit > c.unit) {
+        // The run's last node: its request is complete, and on_request_complete (or
+        // on_job_finish), delivered next, deregisters the run with its account and registers
+        // the service's next request. Charging this node could spend a quantum and hold an
+        // election inside a run that is over, before that next request is registered: under
+        // overshoot = repay the runs passing their turn in it would then be queued ahead of
+        // it, which skews the shares. So the node is not charged and nothing is elected here.
+        return;
+      }
+      if (!n.warmup && c.in_run && c.scheduled && n.run == c.run) {
         c.account_ns += n.cost_ns;
         if (holder_ == n.job && c.account_ns >= quantum_ns_) {
           c.account_ns -= quantum_ns_;
@@ -195,6 +206,7 @@ class Olympian final : public Policy {
     bool in_run = false;            ///< a request is being served
     bool scheduled = false;         ///< the run waits for the token (else: a warm-up run)
     std::uint64_t run = 0;          ///< ordinal of the current run
+    std::uint64_t unit = 0;         ///< the job's unit (request) the current run serves
     DurationNs account_ns = 0;      ///< profiled cost consumed toward the current quantum
     std::uint32_t outstanding = 0;  ///< its nodes queued or running
     bool wake_pending = false;      ///< the token came back to it: pays the wake-up
@@ -217,6 +229,7 @@ class Olympian final : public Policy {
     if (!s.resident(serving_.gpu(), LayerRange{0, s.model->layer_count()})) return;
     c.in_run = true;
     ++c.run;
+    c.unit = s.completed.unit;
     c.account_ns = 0;
     c.scheduled = profiles_.at(c.key).ready();
     c.registered_ns = ctx.now();
@@ -286,11 +299,15 @@ class Olympian final : public Policy {
 
   /// Keeps `depth_` nodes of the job's current request queued or running. Returns false when
   /// its request cannot start for lack of memory (the job is then blocked).
+  /// Only the run's own request is fed: when the node that ends it completes, its
+  /// on_op_complete comes before on_request_complete, and the service's next request must not
+  /// be issued under the ending run (unscheduled, or without the token); it starts as a new
+  /// run in on_request_complete.
   bool feed(Context& ctx, JobId job, bool scheduled) {
     Client& c = clients_.at(job);
     const JobState& s = ctx.job(job);
-    while (s.active() && s.has_dispatchable_work() && s.dispatched.unit == s.completed.unit &&
-           c.outstanding < depth_) {
+    while (c.in_run && s.active() && s.has_dispatchable_work() && s.dispatched.unit == c.unit &&
+           s.dispatched.unit == s.completed.unit && c.outstanding < depth_) {
       const std::uint32_t first = s.dispatched.layers_done;
       DispatchOptions o;
       o.layers = layers_per_node_;

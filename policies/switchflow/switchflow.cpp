@@ -33,7 +33,9 @@
 //   waits for the token. A job claims its GPU from its arrival (a service from its arrival,
 //   before its first request); while its state is being copied in, lower classes get no new
 //   subgraph, so the preemptee's drain overlaps that copy (as graph construction overlaps
-//   the abort in the paper).
+//   the abort in the paper), and its own subgraph is granted when the copy ends (never queued
+//   behind it: a later DropQueued could drop a copy still queued on its copy stream, leaving
+//   the subgraph's issued ops waiting for it forever).
 // - Moving back: the paper keeps the preemptee on the other device while preemption lasts.
 //   By default a displaced job returns when no higher-priority job is left on its GPU
 //   (finished); "return_idle_ms" >= 0 also returns it once those jobs have had no work for
@@ -435,6 +437,13 @@ class SwitchFlow final : public Policy {
     }
     std::vector<JobId> no_room;
     for (JobId j : waiting) {
+      // A job whose state is still being copied in gets the token only once the copy has
+      // ended (its completion hook runs reconcile again); until then the GPU is kept for it:
+      // nothing after it in token order (lower classes, or its class's jobs also being copied
+      // in) is granted. Its subgraph is never queued behind the copy: a preemption
+      // (DropQueued) may drop a copy that is still queued on its copy stream, and the
+      // subgraph's ops already issued to the GPU would then wait for it forever.
+      if (!resident_here(ctx, j, d)) return;
       try {
         dispatch_subgraph(ctx, j, g.compute);
         g.holder = j;
@@ -447,10 +456,13 @@ class SwitchFlow final : public Policy {
     if (!no_room.empty()) break_memory_deadlock(ctx, d, no_room);
   }
 
+  [[nodiscard]] static bool resident_here(const Context& ctx, JobId j, DeviceId d) {
+    return ctx.job(j).resident(d, {0, ctx.job(j).model->layer_count()});
+  }
+
   /// Jobs with work on GPU `d`, in token order: priority, then those whose state is already
-  /// there (a job still being copied in holds the token only when nothing of its class or
-  /// above can run: its subgraph then waits for the copy), then least recently served, then
-  /// arrival.
+  /// there (a job still being copied in is next only when nothing of its class or above can
+  /// run: the GPU then waits for the copy), then least recently served, then arrival.
   [[nodiscard]] std::vector<JobId> waiting_jobs(const Context& ctx, DeviceId d) {
     std::vector<JobId> waiting;
     for (JobId j : ctx.arrived_jobs()) {
@@ -459,9 +471,7 @@ class SwitchFlow final : public Policy {
       if (!s.resident_or_loading(d, {0, s.model->layer_count()})) continue;
       waiting.push_back(j);
     }
-    const auto here = [&](JobId j) {
-      return ctx.job(j).resident(d, {0, ctx.job(j).model->layer_count()});
-    };
+    const auto here = [&](JobId j) { return resident_here(ctx, j, d); };
     std::stable_sort(waiting.begin(), waiting.end(), [&](JobId a, JobId b) {
       const int pa = ctx.job(a).spec->priority, pb = ctx.job(b).spec->priority;
       if (pa != pb) return pa > pb;
