@@ -92,7 +92,7 @@ class FigureContext:
         plt.close(figure)
 
 
-def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False):
+def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False, events=True):
     """Runs one sweep; False if any of its points failed (the complete ones stay usable)."""
     out = os.path.join(results_root, sweep_name(sweep_file))
     cmd = [gpumux, "sweep", os.path.join(ROOT, sweep_file), "-j", str(jobs), "--out-dir", out]
@@ -100,6 +100,8 @@ def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False):
         cmd.append("--quick")
     if force:
         cmd.append("--force")
+    if not events:
+        cmd += ["--set", "events=false"]  # summaries need no events file on disk
     print("+ " + " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd),
           file=sys.stderr, flush=True)
     return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0

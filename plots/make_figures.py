@@ -70,7 +70,8 @@ def main():
             done.add(s)
             force = args.force or (s in needs_events and events_missing(results, s))
             t1 = time.time()
-            if not figlib.run_sweep(args.gpumux, s, results, args.quick, args.jobs, force):
+            keep = s in needs_events or args.keep_events
+            if not figlib.run_sweep(args.gpumux, s, results, args.quick, args.jobs, force, keep):
                 failed.append(f"sweep {s} (some points failed; see its output above)")
             print(f"  {s}: {time.time() - t1:.1f} s", file=sys.stderr, flush=True)
             if s not in needs_events and not args.keep_events:

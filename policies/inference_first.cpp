@@ -53,18 +53,24 @@ class InferenceFirst final : public Policy {
   /// Issues one op when the compute stream is idle: a waiting request first, else training.
   void schedule(Context& ctx) {
     if (ctx.queued(compute_) + ctx.in_flight(compute_) > 0) return;
+    std::vector<JobId> candidates;
     for (JobId job : ctx.arrived_jobs()) {
-      const JobState& s = ctx.job(job);
-      if (s.inference() && s.has_dispatchable_work()) {
+      if (ctx.job(job).inference()) candidates.push_back(job);
+    }
+    candidates.insert(candidates.end(), training_.begin(), training_.end());
+    std::vector<JobId> no_room;  // their activations do not fit next to what is held now
+    for (JobId job : candidates) {
+      if (!ctx.job(job).has_dispatchable_work()) continue;
+      try {
         ctx.dispatch(job, compute_, DispatchOptions{layers_per_op_, {}});
         return;
+      } catch (const OutOfMemory&) {
+        no_room.push_back(job);
       }
     }
-    for (JobId job : training_) {
-      if (ctx.job(job).has_dispatchable_work()) {
-        ctx.dispatch(job, compute_, DispatchOptions{layers_per_op_, {}});
-        return;
-      }
+    // Nothing could run and nothing is running: memory will not free up for these jobs.
+    for (JobId job : no_room) {
+      if (ctx.job(job).active()) ctx.reject(job, "out of memory: its activations never fit");
     }
   }
 

@@ -337,6 +337,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   cfg.out_dir = r.string_or("out_dir", "results/" + cfg.name);
   if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
   cfg.write_trace = r.bool_or("trace", true);
+  cfg.write_events = r.bool_or("events", true);
   r.finish();
 
   if (cfg.jobs.empty()) {

@@ -69,6 +69,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     o.jobs = &result.jobs;
     o.device_count = setup.profiles.size();
     o.write_trace = config.write_trace;
+    o.write_events = config.write_events;
     result.out_dir = repo_root / config.out_dir;
     if (std::filesystem::path(config.out_dir).is_absolute()) result.out_dir = config.out_dir;
     result.summary = write_run_outputs(result.out_dir, o);

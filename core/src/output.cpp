@@ -123,7 +123,7 @@ nlohmann::json write_run_outputs(const fs::path& dir, const RunOutputs& o) {
     out << content;
   };
   write("config.resolved.json", o.resolved_config.dump(2) + "\n");
-  {
+  if (o.write_events) {
     std::ofstream out(tmp / "events.jsonl", std::ios::binary);
     o.log->write_jsonl(out);
   }

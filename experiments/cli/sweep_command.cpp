@@ -42,7 +42,7 @@ std::string value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-/// Expands "grid" (cartesian product, keys in file order) or "runs" into labelled points.
+/// Expands "grid" (cartesian product, keys in sorted order: JSON objects are unordered) or "runs" into labelled points.
 std::vector<std::pair<std::string, std::vector<std::string>>> expand(const nlohmann::json& doc,
                                                                      const std::string& file) {
   std::vector<std::pair<std::string, std::vector<std::string>>> points{{"", {}}};

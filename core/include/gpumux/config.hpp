@@ -38,6 +38,7 @@ struct ExperimentConfig {
   TimeNs horizon_ns = kTimeNever;
   std::string out_dir;        ///< default: results/<name>
   bool write_trace = true;    ///< trace.json (Chrome/Perfetto)
+  bool write_events = true;   ///< events.jsonl (summaries are computed from the events either way)
   nlohmann::json resolved;    ///< the JSON after overrides (written as config.resolved.json)
 };
 

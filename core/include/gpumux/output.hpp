@@ -20,6 +20,7 @@ struct RunOutputs {
   const std::vector<JobSpec>* jobs = nullptr;
   std::size_t device_count = 1;
   bool write_trace = true;
+  bool write_events = true;
 };
 
 /// Writes config.resolved.json, events.jsonl, summary.json, summary.csv, trace.json and
