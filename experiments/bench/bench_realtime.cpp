@@ -82,8 +82,12 @@ void BM_TimerLateness(benchmark::State& state) {
   state.counters["late_max_us"] = static_cast<double>(last.max_ns) / 1e3;
   state.SetItemsProcessed(state.iterations() * kTimers);
 }
-BENCHMARK(BM_TimerLateness)->Arg(100)->Arg(1000)->Iterations(3)->UseRealTime()->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(BM_TimerLateness)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Iterations(3)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,0 +1,621 @@
+#include "gpumux/backend/cuda/cuda_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/layer_plan.hpp"
+#include "gpumux/errors.hpp"
+
+namespace gpumux {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool positive_finite(double v) noexcept {
+  return v > 0.0 && std::isfinite(v);
+}
+
+// Bytes per layer in the arena over the layer's weight bytes: 1 for inference, 2 + optimizer
+// slots for training (weights, gradients, slots), recognised from consecutive offsets.
+std::uint32_t state_factor(const OpSpec& op) {
+  if (op.inference || op.layer_offsets == nullptr || op.model == nullptr) return 1;
+  const Model& m = *op.model;
+  for (std::uint32_t i = 0; i + 1 < m.layer_count(); ++i) {
+    const std::uint64_t wb = m.layer(i).weight_bytes;
+    const std::uint64_t a = op.layer_offsets[i], b = op.layer_offsets[i + 1];
+    if (wb == 0 || b <= a || (b - a) % wb != 0) continue;
+    const std::uint64_t f = (b - a) / wb;
+    if (f >= 2 && f <= 4) return static_cast<std::uint32_t>(f);
+  }
+  return 2;  // training without a recognisable layout: weights and gradients
+}
+
+struct HostArg {
+  CudaDevice* device;
+  std::uint32_t stream;
+  std::uint32_t slot;
+  std::uint64_t token;
+};
+
+}  // namespace
+
+// ---- EventPool ----
+
+EventPool::~EventPool() {
+  for (const Pair& p : all_) {
+    (void)cudaEventDestroy(p.start);
+    (void)cudaEventDestroy(p.end);
+  }
+}
+
+std::shared_ptr<EventPool::Pair> EventPool::acquire() {
+  Pair p;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!free_.empty()) {
+      p = free_.back();
+      free_.pop_back();
+    }
+  }
+  if (p.start == nullptr) {
+    GPUMUX_CUDA_TRY(cudaSetDevice(ordinal_));
+    GPUMUX_CUDA_TRY(cudaEventCreate(&p.start));
+    GPUMUX_CUDA_TRY(cudaEventCreate(&p.end));
+    std::lock_guard<std::mutex> lock(mutex_);
+    all_.push_back(p);
+  }
+  return std::shared_ptr<Pair>(new Pair(p), [this](Pair* q) {
+    release(*q);
+    delete q;
+  });
+}
+
+void EventPool::release(Pair p) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(p);
+}
+
+// ---- set-up ----
+
+CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
+                       PinnedWeightStore& store, CudaDeviceOptions options)
+    : id_(id),
+      profile_(std::move(profile)),
+      runtime_(runtime),
+      store_(store),
+      options_(options),
+      arena_(options.ordinal,
+             options.arena_bytes != 0
+                 ? options.arena_bytes
+                 : CudaArena::fit(options.ordinal, profile_.memory_bytes, options.margin_bytes)),
+      executor_(options.ordinal, options.executor),
+      events_(options.ordinal),
+      launchers_([ordinal = options.ordinal] { (void)cudaSetDevice(ordinal); }) {
+  if (profile_.kind != DeviceKind::Gpu) {
+    throw std::invalid_argument("CudaDevice: profile '" + profile_.name + "' is not a GPU");
+  }
+  if (!positive_finite(profile_.pageable_factor)) {
+    throw std::invalid_argument("device profile '" + profile_.name +
+                                "': pageable_factor must be positive");
+  }
+  profile_.memory_bytes = arena_.capacity();  // the Engine's pools must fit the real arena
+  GPUMUX_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&priority_low_, &priority_high_));
+  GPUMUX_CUDA_TRY(cudaStreamCreateWithFlags(&anchor_stream_, cudaStreamNonBlocking));
+  GPUMUX_CUDA_TRY(cudaEventCreate(&anchor_));
+  sync_clock();
+}
+
+CudaDevice::~CudaDevice() {
+  for (OpState& op : ops_) {
+    if (op.cancel) op.cancel->cancel();
+  }
+  launchers_.shutdown();
+  (void)cudaSetDevice(options_.ordinal);
+  for (StreamState& s : streams_) {
+    (void)cudaStreamSynchronize(s.cuda);  // host functions included: nothing refers to us after
+    (void)cudaStreamDestroy(s.cuda);
+  }
+  ops_.clear();  // returns events to the pool before it is destroyed
+  if (anchor_ != nullptr) (void)cudaEventDestroy(anchor_);
+  if (anchor_stream_ != nullptr) (void)cudaStreamDestroy(anchor_stream_);
+  (void)cudaGetLastError();
+}
+
+void CudaDevice::sync_clock() {
+  GPUMUX_CUDA_TRY(cudaSetDevice(options_.ordinal));
+  const TimeNs before = runtime_.now();
+  GPUMUX_CUDA_TRY(cudaEventRecord(anchor_, anchor_stream_));
+  GPUMUX_CUDA_TRY(cudaEventSynchronize(anchor_));
+  const TimeNs after = runtime_.now();
+  // The event ran between the two readings (an idle stream runs it within microseconds).
+  anchor_ns_ = before + (after - before) / 2;
+}
+
+void CudaDevice::maybe_reanchor(TimeNs now) {
+  if (now - anchor_ns_ < options_.anchor_interval_ns) return;
+  sync_clock();
+}
+
+TimeNs CudaDevice::event_time(cudaEvent_t e) {
+  float ms = 0;
+  GPUMUX_CUDA_TRY(cudaEventElapsedTime(&ms, anchor_, e));  // negative for events before it
+  return anchor_ns_ + static_cast<TimeNs>(std::llround(static_cast<double>(ms) * 1e6));
+}
+
+void CudaDevice::add_context(ContextId ctx, ContextOptions options) {
+  // All gpumux contexts of a device share this process's CUDA context (no MPS model).
+  if (!contexts_.emplace(ctx, options).second) {
+    throw std::invalid_argument("CudaDevice " + profile_.name + ": context " +
+                                std::to_string(raw(ctx)) + " added twice");
+  }
+}
+
+void CudaDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
+  const std::string where =
+      "CudaDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
+  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
+  if (contexts_.count(ctx) == 0) {
+    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
+  }
+  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
+  // Larger gpumux priority = more urgent; 0 (or less) is CUDA's least urgent level.
+  const int levels = priority_low_ - priority_high_;  // e.g. 0 - (-5) = 5
+  const int cuda_priority = priority_low_ - std::clamp(options.priority, 0, levels);
+  StreamState s;
+  s.id = stream;
+  s.priority = options.priority;
+  s.max_in_flight = options.max_in_flight;
+  GPUMUX_CUDA_TRY(cudaSetDevice(options_.ordinal));
+  GPUMUX_CUDA_TRY(cudaStreamCreateWithPriority(&s.cuda, cudaStreamNonBlocking, cuda_priority));
+  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
+  streams_.push_back(std::move(s));
+}
+
+std::uint32_t CudaDevice::stream_index(StreamId stream) const {
+  const auto it = stream_index_.find(stream);
+  if (it == stream_index_.end()) {
+    throw std::invalid_argument("CudaDevice " + profile_.name + ": unknown stream " +
+                                std::to_string(raw(stream)));
+  }
+  return it->second;
+}
+
+cudaStream_t CudaDevice::cuda_stream(StreamId stream) const {
+  return streams_[stream_index(stream)].cuda;
+}
+
+std::size_t CudaDevice::queued(StreamId stream) const {
+  return streams_[stream_index(stream)].host.size();
+}
+
+std::size_t CudaDevice::in_flight(StreamId stream) const {
+  return streams_[stream_index(stream)].issued.size();
+}
+
+std::uint32_t CudaDevice::alloc_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  ops_.emplace_back();
+  return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+void CudaDevice::free_slot(std::uint32_t slot) {
+  OpState& op = ops_[slot];
+  if (op.phase == Phase::Enqueued) enqueued_.erase(raw(op.spec.id));
+  op.token = 0;
+  op.phase = Phase::Free;
+  op.events.reset();
+  op.cancel.reset();
+  free_slots_.push_back(slot);
+}
+
+// ---- commands (runtime thread) ----
+
+void CudaDevice::submit(const OpSpec& op) {
+  const std::string where = "CudaDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
+  if (observer_ == nullptr) throw std::logic_error(where + ": no observer set");
+  if (op.device != id_) throw std::invalid_argument(where + ": submitted to the wrong device");
+  const std::uint32_t si = stream_index(op.stream);
+  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where + ": negative time");
+  if (op.kind == OpKind::Compute) {
+    if (!(op.demand > 0.0 && op.demand <= 1.0)) {
+      throw std::invalid_argument(where + ": demand outside (0, 1]");
+    }
+    if (op.model == nullptr) throw std::invalid_argument(where + ": a compute op needs its model");
+  }
+  if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights && op.model == nullptr) {
+    throw std::invalid_argument(where + ": a weight load needs its model");
+  }
+  const std::uint32_t slot = alloc_slot();
+  OpState& st = ops_[slot];
+  st = OpState{};
+  st.spec = op;
+  st.submitted_ns = runtime_.now();
+  st.token = next_token_++;
+  st.stream = si;
+  st.phase = Phase::Queued;
+  st.host_side = op.kind == OpKind::Host || (op.setup_ns > 0 && is_copy(op.kind));
+  streams_[si].host.push_back(slot);
+  evaluate();  // no observer notification happens in here
+}
+
+void CudaDevice::issue(StreamState& s) {
+  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
+    const std::uint32_t slot = s.host.front();
+    s.host.pop_front();
+    ops_[slot].phase = Phase::Issued;
+    s.issued.push_back(slot);
+  }
+}
+
+void CudaDevice::evaluate() {
+  for (StreamState& s : streams_) {
+    issue(s);
+    (void)try_hand(s);
+  }
+}
+
+void CudaDevice::dependencies_changed() {
+  evaluate();
+}
+
+bool CudaDevice::try_hand(StreamState& s) {
+  if (s.launching) return false;
+  std::size_t k = 0;
+  while (k < s.issued.size() && ops_[s.issued[k]].phase != Phase::Issued) ++k;
+  if (k == s.issued.size()) return false;
+  const std::uint32_t slot = s.issued[k];
+  OpState& op = ops_[slot];
+  if (op.host_side && k != 0) return false;  // host work starts only as the stream's head
+
+  Launch l;
+  for (const OpId dep : op.spec.after) {
+    if (observer_->is_complete(dep)) continue;
+    const auto it = op.host_side ? enqueued_.end() : enqueued_.find(raw(dep));
+    if (it == enqueued_.end()) return false;
+    l.wait_for.push_back(ops_[it->second].events);  // a GPU-side wait on its end event
+  }
+
+  if (op.spec.kind == OpKind::CopyD2D) {
+    const std::size_t p = index_of(op.spec.peer);
+    CudaDevice* peer = p < peers_.size() ? peers_[p] : nullptr;
+    if (peer == nullptr) {
+      throw std::invalid_argument("CudaDevice " + profile_.name + ": op " +
+                                  std::to_string(raw(op.spec.id)) + ": D2D peer is not a GPU");
+    }
+    l.peer_base = static_cast<std::byte*>(peer->arena_.base());
+    l.peer_capacity = peer->arena_.capacity();
+    l.peer_ordinal = peer->ordinal();
+  }
+
+  op.phase = Phase::Launching;
+  op.handed_ns = runtime_.now();
+  op.events = events_.acquire();
+  op.cancel = std::make_shared<CancelToken>();
+  s.launching = true;
+
+  l.device = this;
+  l.stream = op.stream;
+  l.slot = slot;
+  l.token = op.token;
+  l.spec = op.spec;
+  l.cuda = s.cuda;
+  l.host_side = op.host_side;
+  l.events = op.events;
+  l.cancel = op.cancel;
+  if (op.spec.layer_offsets != nullptr && op.spec.model != nullptr) {
+    const LayerRange r = op.spec.layers;
+    l.layer_offsets.assign(op.spec.layer_offsets + r.first, op.spec.layer_offsets + r.last);
+    l.state_factor = op.spec.kind == OpKind::Compute ? state_factor(op.spec) : 1;
+  }
+  l.spec.layer_offsets = nullptr;  // use the copy
+  runtime_.add_pending();
+  try {
+    launchers_.submit([l = std::move(l)] { launch(l); });
+  } catch (...) {
+    runtime_.done_pending();
+    throw;
+  }
+  return true;
+}
+
+// ---- launcher side ----
+
+void CudaDevice::naive_allocations(const Launch& l) {
+  // The naive framework path: one cudaMalloc per parameter/buffer tensor of the range, paid for
+  // real; freed right away (gpumux keeps the data in the arena), and cudaFree synchronises.
+  const Model& m = *l.spec.model;
+  std::vector<void*> ptrs;
+  try {
+    for (std::uint32_t i = l.spec.layers.first; i < l.spec.layers.last; ++i) {
+      const Layer& layer = m.layer(i);
+      if (layer.tensors == 0) continue;
+      const std::size_t bytes = std::max<std::size_t>(layer.weight_bytes / layer.tensors, 256);
+      for (std::uint32_t t = 0; t < layer.tensors; ++t) {
+        void* p = nullptr;
+        GPUMUX_CUDA_ALLOC_TRY(cudaMalloc(&p, bytes), bytes);
+        ptrs.push_back(p);
+      }
+    }
+  } catch (...) {
+    for (void* p : ptrs) (void)cudaFree(p);
+    throw;
+  }
+  for (void* p : ptrs) GPUMUX_CUDA_TRY(cudaFree(p));
+}
+
+void CudaDevice::enqueue_copy(const Launch& l) {
+  const OpSpec& op = l.spec;
+  std::uint64_t bytes = op.bytes;
+  if (bytes == 0) return;
+  const std::uint64_t dst_offset =
+      !l.layer_offsets.empty() ? l.layer_offsets.front() : op.weight_offset;
+  switch (op.kind) {
+    case OpKind::CopyH2D: {
+      const std::byte* src = nullptr;
+      if (op.purpose == OpPurpose::LoadWeights) {
+        const std::uint64_t first = op.model->weight_bytes(LayerRange{0, op.layers.first});
+        const std::span<const std::byte> w = op.pageable ? store_.pageable(*op.model, first + bytes)
+                                                         : store_.pinned(*op.model, first + bytes);
+        src = w.data() + first;
+      } else {
+        src = state_.get(bytes).data();
+      }
+      std::byte* dst = arena_.address(
+          op.purpose == OpPurpose::LoadWeights ? op.weight_offset : dst_offset, &bytes);
+      GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, l.cuda));
+      break;
+    }
+    case OpKind::CopyD2H: {
+      const std::byte* src = arena_.address(op.weight_offset, &bytes);
+      std::byte* dst = state_.get(bytes).data();
+      GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, l.cuda));
+      break;
+    }
+    case OpKind::CopyD2D: {
+      const std::byte* src = arena_.address(op.weight_offset, &bytes);
+      const std::uint64_t off = std::min(dst_offset, l.peer_capacity);
+      bytes = std::min(bytes, l.peer_capacity - off);
+      std::byte* dst = l.peer_base + off;
+      if (l.peer_ordinal != options_.ordinal) {
+        GPUMUX_CUDA_TRY(
+            cudaMemcpyPeerAsync(dst, l.peer_ordinal, src, options_.ordinal, bytes, l.cuda));
+      } else {
+        GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, l.cuda));
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CudaDevice::enqueue_compute(const Launch& l) {
+  const OpSpec& op = l.spec;
+  const Model& m = *op.model;
+  std::uint64_t act_bytes = (op.inference ? m.inference_activation_bytes_per_sample()
+                                          : m.training_activation_bytes_per_sample()) *
+                            op.batch;
+  std::byte* act = nullptr;
+  if (!l.layer_offsets.empty()) act = arena_.address(op.activation_offset, &act_bytes);
+  auto memory_of = [&](std::uint32_t i) {
+    LayerMemory mem;
+    mem.activations = act;
+    mem.activation_bytes = act != nullptr ? act_bytes : 0;
+    if (l.layer_offsets.empty()) return mem;
+    const std::uint64_t wb = m.layer(i).weight_bytes;
+    std::uint64_t span = wb * l.state_factor;
+    std::byte* base = arena_.address(l.layer_offsets[i - op.layers.first], &span);
+    mem.weights = base;
+    mem.weight_bytes = std::min(wb, span);
+    if (l.state_factor >= 2 && span >= 2 * wb) mem.grads = base + wb;
+    if (l.state_factor >= 3 && span >= 3 * wb) mem.slots = base + 2 * wb;
+    return mem;
+  };
+  const CancelToken& cancel = *l.cancel;
+  auto visit = [&](std::uint32_t i) {
+    const Layer& layer = m.layer(i);
+    if (!layer_runs(layer, op.inference)) return;
+    const LayerMemory mem = memory_of(i);
+    switch (op.pass) {
+      case Pass::Forward:
+        executor_.forward(m, i, op.batch, mem, l.cuda);
+        break;
+      case Pass::Backward:
+        executor_.backward(m, i, op.batch, mem, l.cuda);
+        break;
+      case Pass::Update:
+        executor_.update(mem, l.cuda);
+        break;
+    }
+  };
+  const LayerRange r{op.layers.first, std::min(op.layers.last, m.layer_count())};
+  if (op.pass == Pass::Backward) {
+    for (std::uint32_t i = r.last; i-- > r.first && !cancel.cancelled();) visit(i);
+  } else {
+    for (std::uint32_t i = r.first; i < r.last && !cancel.cancelled(); ++i) visit(i);
+  }
+}
+
+void CudaDevice::enqueue_work(const Launch& l) {
+  if (l.spec.kind == OpKind::Compute) {
+    enqueue_compute(l);
+  } else if (is_copy(l.spec.kind)) {
+    enqueue_copy(l);
+  }
+}
+
+void CUDART_CB CudaDevice::host_done(void* arg) {
+  // Runs on a CUDA driver thread: no CUDA calls here, only a post to the runtime.
+  const HostArg a = *static_cast<HostArg*>(arg);
+  delete static_cast<HostArg*>(arg);
+  CudaDevice* dev = a.device;
+  const std::uint32_t stream = a.stream, slot = a.slot;
+  const std::uint64_t token = a.token;
+  try {
+    dev->runtime_.post([dev, stream, slot, token] { dev->on_gpu_done(stream, slot, token); });
+  } catch (...) {
+    // Out of memory while posting: nothing can be reported from here.
+  }
+}
+
+void CudaDevice::launch(const Launch& l) noexcept {
+  CudaDevice* dev = l.device;
+  RealRuntime& rt = dev->runtime_;
+  const std::uint32_t stream = l.stream, slot = l.slot;
+  const std::uint64_t token = l.token;
+  bool host_fn_queued = false;
+  try {
+    if (l.cancel->cancelled()) {  // aborted before it reached the GPU: skip it
+      rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false); });
+      return;
+    }
+    if (l.spec.kind == OpKind::Host) {
+      const Clock::time_point start = Clock::now();
+      (void)l.cancel->sleep_until(start + std::chrono::nanoseconds(l.spec.solo_ns));
+      const TimeNs t0 = rt.to_ns(start), t1 = rt.now();
+      rt.post(
+          [dev, stream, slot, token, t0, t1] { dev->on_host_done(stream, slot, token, t0, t1); });
+      return;
+    }
+    if (l.spec.setup_ns > 0 && is_copy(l.spec.kind)) dev->naive_allocations(l);
+    for (const auto& dep : l.wait_for) GPUMUX_CUDA_TRY(cudaStreamWaitEvent(l.cuda, dep->end, 0));
+    GPUMUX_CUDA_TRY(cudaEventRecord(l.events->start, l.cuda));
+    dev->enqueue_work(l);
+    GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
+    auto* arg = new HostArg{dev, stream, slot, token};
+    const cudaError_t st = cudaLaunchHostFunc(l.cuda, &CudaDevice::host_done, arg);
+    if (st != cudaSuccess) {
+      delete arg;
+      GPUMUX_CUDA_TRY(st);
+    }
+    host_fn_queued = true;
+    rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, true); });
+  } catch (...) {
+    // The failure surfaces on the runtime thread: run() rethrows it.
+    std::exception_ptr error = std::current_exception();
+    rt.post([dev, stream, error, host_fn_queued] {
+      dev->streams_[stream].launching = false;
+      if (!host_fn_queued) dev->runtime_.done_pending();
+      std::rethrow_exception(error);
+    });
+  }
+}
+
+// ---- runtime side of the launchers' posts ----
+
+void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                             bool gpu) {
+  streams_[stream].launching = false;
+  if (!gpu) runtime_.done_pending();  // skipped: no host function will follow
+  OpState& op = ops_[slot];
+  if (gpu && op.token == token && op.phase == Phase::Launching) {
+    op.phase = Phase::Enqueued;
+    enqueued_[raw(op.spec.id)] = slot;
+  }
+  evaluate();
+}
+
+OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs start,
+                                 TimeNs end) const {
+  OpRecord r;
+  r.op = op.spec.id;
+  r.job = op.spec.job;
+  r.device = id_;
+  r.stream = op.spec.stream;
+  r.kind = op.spec.kind;
+  r.purpose = op.spec.purpose;
+  r.status = status;
+  r.layers = op.spec.layers;
+  r.submitted_ns = op.submitted_ns;
+  r.started_ns = start;
+  r.finished_ns = end;
+  return r;
+}
+
+void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token) {
+  runtime_.done_pending();
+  OpState& op = ops_[slot];
+  if (op.token != token || (op.phase != Phase::Launching && op.phase != Phase::Enqueued)) {
+    evaluate();  // an aborted op finished on the GPU: nothing to report
+    return;
+  }
+  const TimeNs now = runtime_.now();
+  maybe_reanchor(now);
+  (void)cudaSetDevice(options_.ordinal);
+  TimeNs start = event_time(op.events->start);
+  TimeNs end = event_time(op.events->end);
+  start = std::clamp(start, op.handed_ns, now);
+  end = std::clamp(end, start, now);
+  const OpRecord r = make_record(op, OpStatus::Ok, start, end);
+  StreamState& s = streams_[stream];
+  std::erase(s.issued, slot);  // the head, by stream order
+  free_slot(slot);
+  issue(s);
+  observer_->on_op_started(r.op, r.started_ns);
+  observer_->on_op_finished(r);  // may re-enter
+  evaluate();
+}
+
+void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                              TimeNs t0, TimeNs t1) {
+  runtime_.done_pending();
+  streams_[stream].launching = false;
+  OpState& op = ops_[slot];
+  if (op.token == token && op.phase == Phase::Launching) {
+    const OpRecord r = make_record(op, OpStatus::Ok, t0, std::max(t0, t1));
+    std::erase(streams_[stream].issued, slot);
+    free_slot(slot);
+    issue(streams_[stream]);
+    observer_->on_op_started(r.op, r.started_ns);
+    observer_->on_op_finished(r);
+  }
+  evaluate();
+}
+
+// ---- drop and abort ----
+
+std::size_t CudaDevice::drop_pending(JobId job) {
+  return remove_job(job, false);
+}
+
+std::size_t CudaDevice::abort(JobId job) {
+  return remove_job(job, true);
+}
+
+std::size_t CudaDevice::remove_job(JobId job, bool issued_too) {
+  const TimeNs now = runtime_.now();
+  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
+  std::vector<OpRecord> records;
+  auto take = [&](std::deque<std::uint32_t>& q) {
+    for (auto it = q.begin(); it != q.end();) {
+      OpState& op = ops_[*it];
+      if (op.spec.job != job) {
+        ++it;
+        continue;
+      }
+      records.push_back(make_record(op, status, now, now));
+      if (op.cancel) op.cancel->cancel();  // a launcher not yet past it skips it
+      free_slot(*it);  // later posts about it carry a stale token and are ignored
+      it = q.erase(it);
+    }
+  };
+  for (StreamState& s : streams_) {
+    take(s.host);
+    if (issued_too) take(s.issued);
+    issue(s);
+  }
+  if (records.empty()) return 0;
+  evaluate();
+  for (const OpRecord& r : records) observer_->on_op_finished(r);
+  return records.size();
+}
+
+}  // namespace gpumux

@@ -1,0 +1,267 @@
+#include "gpumux/backend/cuda/cuda_layer_executor.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/layer_plan.hpp"
+#include "gpumux/backend/weight_fill.hpp"
+#include "gpumux/errors.hpp"
+#include "kernels.h"
+
+namespace gpumux {
+
+namespace {
+
+int to_int(std::uint64_t v, const char* what) {
+  if (v > 0x7fffffffull) {
+    throw CudaError(std::string("cuBLAS dimension out of range: ") + what + " = " +
+                    std::to_string(v));
+  }
+  return static_cast<int>(v);
+}
+
+#define GPUMUX_KERNEL_TRY(call) \
+  ::gpumux::cuda_check(static_cast<cudaError_t>(call), #call, __FILE__, __LINE__)
+
+}  // namespace
+
+CudaLayerExecutor::CudaLayerExecutor(int ordinal, CudaExecutorOptions options)
+    : ordinal_(ordinal), options_(options) {
+  GPUMUX_CUDA_TRY(cudaSetDevice(ordinal_));
+  switch (options_.precision) {
+    case Precision::Fp32:
+      input_type_ = CUDA_R_32F;
+      compute_ = CUBLAS_COMPUTE_32F;
+      break;
+    case Precision::Tf32:
+      input_type_ = CUDA_R_32F;
+      compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case Precision::Bf16:
+      input_type_ = CUDA_R_16BF;
+      compute_ = CUBLAS_COMPUTE_32F;
+      break;
+    case Precision::Fp16:
+      input_type_ = CUDA_R_16F;
+      compute_ = CUBLAS_COMPUTE_32F;
+      break;
+  }
+  GPUMUX_CUBLAS_TRY(cublasCreate(&handle_));
+  try {
+    if (options_.precision == Precision::Tf32) {
+      GPUMUX_CUBLAS_TRY(cublasSetMathMode(handle_, CUBLAS_TF32_TENSOR_OP_MATH));
+    }
+    // Five equal regions, each a multiple of 256 bytes.
+    region_bytes_ = (options_.workspace_bytes / 5) & ~std::uint64_t{255};
+    if (region_bytes_ < (std::uint64_t{1} << 20)) region_bytes_ = std::uint64_t{1} << 20;
+    workspace_ = DeviceBuffer(static_cast<std::size_t>(region_bytes_ * 5));
+    auto* base = static_cast<std::byte*>(workspace_.data());
+    x_ = base;
+    dy_ = base + region_bytes_;
+    w_ = base + 2 * region_bytes_;
+    y_ = base + 3 * region_bytes_;
+    dx_ = base + 4 * region_bytes_;
+    // Inputs and outputs start finite in every precision.
+    GPUMUX_KERNEL_TRY(gpumux_fill_weights(base, workspace_.size() / 4, 0x5eedull, 0, nullptr));
+    GPUMUX_CUDA_TRY(cudaDeviceSynchronize());
+  } catch (...) {
+    cublasDestroy(handle_);
+    throw;
+  }
+}
+
+CudaLayerExecutor::~CudaLayerExecutor() {
+  if (handle_ != nullptr) (void)cublasDestroy(handle_);
+}
+
+std::size_t CudaLayerExecutor::input_bytes() const noexcept {
+  return input_type_ == CUDA_R_32F ? 4 : 2;
+}
+
+void CudaLayerExecutor::gemm_locked(cublasOperation_t ta, cublasOperation_t tb, std::uint64_t m,
+                                    std::uint64_t n, std::uint64_t k, const void* a,
+                                    std::uint64_t lda, std::uint64_t stride_a, const void* b,
+                                    std::uint64_t ldb, std::uint64_t stride_b, float* c,
+                                    std::uint64_t ldc, std::uint64_t stride_c, std::uint64_t count,
+                                    float beta, cudaStream_t stream) {
+  GPUMUX_CUBLAS_TRY(cublasSetStream(handle_, stream));
+  const float alpha = 1.0f;
+  if (count == 1) {
+    GPUMUX_CUBLAS_TRY(cublasGemmEx(handle_, ta, tb, to_int(m, "m"), to_int(n, "n"), to_int(k, "k"),
+                                   &alpha, a, input_type_, to_int(lda, "lda"), b, input_type_,
+                                   to_int(ldb, "ldb"), &beta, c, CUDA_R_32F, to_int(ldc, "ldc"),
+                                   compute_, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  GPUMUX_CUBLAS_TRY(cublasGemmStridedBatchedEx(
+      handle_, ta, tb, to_int(m, "m"), to_int(n, "n"), to_int(k, "k"), &alpha, a, input_type_,
+      to_int(lda, "lda"), static_cast<long long>(stride_a), b, input_type_, to_int(ldb, "ldb"),
+      static_cast<long long>(stride_b), &beta, c, CUDA_R_32F, to_int(ldc, "ldc"),
+      static_cast<long long>(stride_c), to_int(count, "count"), compute_, CUBLAS_GEMM_DEFAULT));
+}
+
+// Row-major operands as cuBLAS's column-major ones: a row-major (r x c) matrix is a
+// column-major (c x r) matrix with leading dimension c.
+//   Y = X W      ->  Y^T (n x rows) = W^T (n x k) X^T (k x rows)
+//   dX = dY W^T  ->  dX^T (k x rows) = (W^T)^T (k x n) dY^T (n x rows)
+//   dW = X^T dY  ->  dW^T (n x k) = dY^T (n x rows) (X^T)^T (rows x k)
+void CudaLayerExecutor::gemm(const void* x, const void* w, float* y, std::uint64_t rows,
+                             std::uint64_t k, std::uint64_t n, cudaStream_t stream,
+                             std::uint64_t count, std::uint64_t x_stride, std::uint64_t w_stride,
+                             std::uint64_t y_stride) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, n, rows, k, w, n, w_stride, x, k, x_stride, y, n, y_stride,
+              count, 0.0f, stream);
+}
+
+void CudaLayerExecutor::gemm_dx(const void* dy, const void* w, float* dx, std::uint64_t rows,
+                                std::uint64_t k, std::uint64_t n, cudaStream_t stream,
+                                std::uint64_t count, std::uint64_t dy_stride,
+                                std::uint64_t w_stride, std::uint64_t dx_stride) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, k, rows, n, w, n, w_stride, dy, n, dy_stride, dx, k,
+              dx_stride, count, 0.0f, stream);
+}
+
+void CudaLayerExecutor::gemm_dw(const void* x, const void* dy, float* dw, std::uint64_t rows,
+                                std::uint64_t k, std::uint64_t n, cudaStream_t stream,
+                                std::uint64_t count, std::uint64_t x_stride,
+                                std::uint64_t dy_stride) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::size_t eb = input_bytes();
+  const auto* xb = static_cast<const std::byte*>(x);
+  const auto* dyb = static_cast<const std::byte*>(dy);
+  // Shared weights: the gradients of the `count` GEMMs add up (beta = 1 after the first).
+  for (std::uint64_t c = 0; c < count; ++c) {
+    gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, n, k, rows, dyb + c * dy_stride * eb, n, 0,
+                xb + c * x_stride * eb, k, 0, dw, n, 0, 1, c == 0 ? 0.0f : 1.0f, stream);
+  }
+}
+
+void CudaLayerExecutor::bias_relu(float* y, const float* bias, std::uint64_t rows, std::uint64_t n,
+                                  cudaStream_t stream) {
+  GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, rows, n, stream));
+}
+
+void CudaLayerExecutor::momentum(float* w, const float* g, float* v, std::uint64_t n,
+                                 cudaStream_t stream) {
+  GPUMUX_KERNEL_TRY(gpumux_momentum_update(w, g, v, n, kLearningRate, kMomentum, stream));
+}
+
+const std::byte* CudaLayerExecutor::weights_for(const GemmShape& g, const LayerMemory& mem,
+                                                std::uint64_t* stride) const {
+  const std::uint64_t kn = g.k * g.n;
+  const std::uint64_t avail = mem.weights != nullptr ? mem.weight_bytes / input_bytes() : 0;
+  if (avail >= kn) {
+    *stride = avail >= kn * g.count ? kn : 0;
+    return mem.weights;
+  }
+  if (kn * input_bytes() > region_bytes_) {
+    throw CudaError("a GEMM needs " + std::to_string(kn) +
+                    " scratch weight elements, more than the workspace region holds; raise "
+                    "platform_params.workspace_mib");
+  }
+  *stride = 0;
+  return w_;
+}
+
+void CudaLayerExecutor::elementwise_locked(std::uint64_t elems, cudaStream_t stream) {
+  const std::uint64_t region = region_bytes_ / 4;
+  for (std::uint64_t done = 0; done < elems; done += region) {
+    GPUMUX_KERNEL_TRY(
+        gpumux_elementwise(reinterpret_cast<float*>(y_), std::min(region, elems - done), stream));
+  }
+}
+
+void CudaLayerExecutor::forward(const Model& model, std::uint32_t layer, std::uint32_t batch,
+                                const LayerMemory& mem, cudaStream_t stream) {
+  const Layer& l = model.layer(layer);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (l.gemms.empty()) {
+    elementwise_locked(elementwise_elems(l, batch), stream);
+    return;
+  }
+  const std::size_t eb = input_bytes();
+  const std::uint64_t region = region_bytes_ / 4;  // fp32 elements (inputs are at most 4 B)
+  for (const GemmShape& g : l.gemms) {
+    const std::uint64_t rows = g.m * batch;
+    const GemmChunking c = plan_gemm(rows, g.k, g.n, g.count, region);
+    std::uint64_t w_stride = 0;
+    const std::byte* w = weights_for(g, mem, &w_stride);
+    // The bias: the last n fp32 values of the layer's weights, if it has that many.
+    const float* bias = nullptr;
+    if (mem.weights != nullptr && mem.weight_bytes / 4 >= g.n) {
+      bias = reinterpret_cast<const float*>(mem.weights) + (mem.weight_bytes / 4 - g.n);
+    }
+    const std::uint64_t y_bytes = c.count_chunk * c.rows_chunk * g.n * 4;
+    float* y = reinterpret_cast<float*>(
+        mem.activations != nullptr && mem.activation_bytes >= y_bytes ? mem.activations : y_);
+    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
+      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
+      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
+        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
+        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, g.n, rn, g.k, w + c0 * w_stride * eb, g.n, w_stride,
+                    x_, g.k, rn * g.k, y, g.n, rn * g.n, cn, 0.0f, stream);
+        GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, cn * rn, g.n, stream));
+      }
+    }
+  }
+}
+
+void CudaLayerExecutor::backward(const Model& model, std::uint32_t layer, std::uint32_t batch,
+                                 const LayerMemory& mem, cudaStream_t stream) {
+  const Layer& l = model.layer(layer);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (l.gemms.empty()) {
+    elementwise_locked(2 * elementwise_elems(l, batch), stream);
+    return;
+  }
+  const std::size_t eb = input_bytes();
+  const std::uint64_t region = region_bytes_ / 4;
+  for (const GemmShape& g : l.gemms) {
+    const std::uint64_t rows = g.m * batch;
+    const GemmChunking c = plan_gemm(rows, g.k, g.n, g.count, region);
+    std::uint64_t w_stride = 0;
+    const std::byte* w = weights_for(g, mem, &w_stride);
+    const std::uint64_t kn = g.k * g.n;
+    float* dw = mem.grads != nullptr && mem.weight_bytes / 4 >= kn
+                    ? reinterpret_cast<float*>(mem.grads)
+                    : reinterpret_cast<float*>(kn <= region ? y_ : dx_);
+    if (kn > region && (mem.grads == nullptr || mem.weight_bytes / 4 < kn)) {
+      throw CudaError("backward of layer " + l.name + " needs a gradient buffer of " +
+                      std::to_string(kn) + " floats: give the layer a training layout");
+    }
+    auto* dx = reinterpret_cast<float*>(dx_);
+    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
+      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
+      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
+        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
+        // dX = dY W^T
+        gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
+                    dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
+        // dW += X^T dY, per GEMM of the chunk
+        for (std::uint64_t i = 0; i < cn; ++i) {
+          const bool first = c0 == 0 && r0 == 0 && i == 0;
+          gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, rn, dy_ + i * rn * g.n * eb, g.n, 0,
+                      x_ + i * rn * g.k * eb, g.k, 0, dw, g.n, 0, 1, first ? 0.0f : 1.0f, stream);
+        }
+      }
+    }
+  }
+}
+
+void CudaLayerExecutor::update(const LayerMemory& mem, cudaStream_t stream) {
+  if (mem.weights == nullptr || mem.weight_bytes < 4) return;
+  std::uint64_t n = mem.weight_bytes / 4;
+  const float* g = reinterpret_cast<const float*>(mem.grads);
+  if (g == nullptr) {  // no gradient region: read scratch gradients
+    n = std::min(n, region_bytes_ / 4);
+    g = reinterpret_cast<const float*>(dx_);
+  }
+  GPUMUX_KERNEL_TRY(gpumux_momentum_update(reinterpret_cast<float*>(mem.weights), g,
+                                           reinterpret_cast<float*>(mem.slots), n, kLearningRate,
+                                           kMomentum, stream));
+}
+
+}  // namespace gpumux

@@ -1,0 +1,227 @@
+#include "gpumux/backend/cuda/cuda_platform.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/emulated_device.hpp"
+#include "gpumux/backend/emulated_platform.hpp"
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+#include "gpumux/model.hpp"
+
+namespace gpumux {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+std::string driver_release() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return "unknown";
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  ..."
+  std::istringstream words(line);
+  std::string w, prev;
+  while (words >> w) {
+    if (prev == "Module") return w;
+    prev = w;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  const cudaError_t st = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  return st == cudaSuccess ? count : 0;
+}
+
+std::string describe_gpu(int ordinal) {
+  cudaDeviceProp prop{};
+  GPUMUX_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / kGiB);
+  return std::string(prop.name) + " (" + std::to_string(prop.multiProcessorCount) + " SMs, " + buf +
+         ", cc " + std::to_string(prop.major) + "." + std::to_string(prop.minor) + "), driver " +
+         driver_release() + ", " + cuda_versions();
+}
+
+CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
+  // Parameters first: a bad config is a ConfigError (exit 2) even on a machine without a GPU.
+  std::vector<int> gpus;
+  double arena_gib = 0, margin_gib = 2;
+  Precision precision = Precision::Fp32;
+  std::string preload_mode = "all";
+  std::vector<std::string> preload;
+  std::int64_t workspace_mib = 640, cpu_region_mib = 16;
+  if (!setup.params.is_null()) {
+    JsonReader r(setup.params, "<config>", "platform_params");
+    if (const auto* g = r.optional("gpus")) {
+      if (!g->is_array()) r.fail("gpus", "expected an array of GPU ordinals");
+      for (const auto& v : *g) {
+        if (!v.is_number_integer() || v.get<int>() < 0) r.fail("gpus", "expected ordinals >= 0");
+        gpus.push_back(v.get<int>());
+      }
+    }
+    arena_gib = r.number_or("arena_gib", 0);
+    if (arena_gib < 0) r.fail("arena_gib", "must be > 0");
+    margin_gib = r.non_negative("margin_gib", r.number_or("margin_gib", margin_gib));
+    const std::string p = r.string_or("precision", "fp32");
+    try {
+      precision = parse_precision(p);
+    } catch (const UsageError&) {
+      r.fail("precision", "expected fp32, tf32, bf16 or fp16, got '" + p + "'");
+    }
+    if (const auto* pl = r.optional("preload")) {
+      if (pl->is_string()) {
+        preload_mode = pl->get<std::string>();
+        if (preload_mode != "all" && preload_mode != "none") {
+          r.fail("preload", "expected \"all\", \"none\" or an array of model names");
+        }
+      } else if (pl->is_array()) {
+        preload_mode = "list";
+        for (const auto& v : *pl) {
+          if (!v.is_string()) r.fail("preload", "expected model names");
+          preload.push_back(v.get<std::string>());
+        }
+      } else {
+        r.fail("preload", "expected \"all\", \"none\" or an array of model names");
+      }
+    }
+    workspace_mib = r.int_or("workspace_mib", workspace_mib);
+    if (workspace_mib < 16) r.fail("workspace_mib", "must be an integer >= 16");
+    cpu_region_mib = r.int_or("cpu_region_mib", cpu_region_mib);
+    if (cpu_region_mib < 1) r.fail("cpu_region_mib", "must be an integer >= 1");
+    r.finish();
+  }
+  if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
+    throw std::invalid_argument("platform cuda: too many devices");
+  }
+
+  int count = 0;
+  const cudaError_t st = cudaGetDeviceCount(&count);
+  (void)cudaGetLastError();
+  if (st != cudaSuccess || count == 0) {
+    const std::string why = st != cudaSuccess
+                                ? std::string(cudaGetErrorName(st)) + ": " + cudaGetErrorString(st)
+                                : std::string("0 devices");
+    throw DeviceUnavailable(
+        "platform 'cuda': no usable GPU on this machine (cudaGetDeviceCount: " + why +
+        "); run on a machine with an NVIDIA GPU and driver, or use platform 'emulated' or 'sim'");
+  }
+  for (const int g : gpus) {
+    if (g >= count) {
+      throw ConfigError("<config>", "platform_params.gpus",
+                        "GPU " + std::to_string(g) + " does not exist (this machine has " +
+                            std::to_string(count) + ")");
+    }
+  }
+
+  store_ = std::make_unique<PinnedWeightStore>();
+  if (setup.models != nullptr) {
+    std::vector<std::string> names;
+    if (preload_mode == "all") names = setup.models->names();
+    if (preload_mode == "list") names = preload;
+    for (const auto& n : names) (void)store_->pinned(setup.models->at(n));
+  }
+
+  std::size_t gpu_index = 0;
+  std::set<int> ordinals;
+  gpus_.assign(setup.profiles.size(), nullptr);
+  for (std::size_t i = 0; i < setup.profiles.size(); ++i) {
+    const DeviceId id{static_cast<std::uint16_t>(i)};
+    const DeviceProfile& p = setup.profiles[i];
+    if (p.kind == DeviceKind::Cpu) {
+      EmulatedDeviceOptions o;
+      o.cpu_region_bytes = static_cast<std::size_t>(cpu_region_mib) * kMiB;
+      devices_.push_back(std::make_unique<EmulatedDevice>(id, p, runtime_, *store_, o));
+      continue;
+    }
+    CudaDeviceOptions o;
+    o.ordinal = gpu_index < gpus.size() ? gpus[gpu_index] : static_cast<int>(gpu_index) % count;
+    ++gpu_index;
+    o.arena_bytes = static_cast<std::uint64_t>(std::llround(arena_gib * kGiB));
+    o.margin_bytes = static_cast<std::uint64_t>(std::llround(margin_gib * kGiB));
+    o.executor.precision = precision;
+    o.executor.workspace_bytes = static_cast<std::size_t>(workspace_mib) * kMiB;
+    auto dev = std::make_unique<CudaDevice>(id, p, runtime_, *store_, o);
+    gpus_[i] = dev.get();
+    ordinals.insert(o.ordinal);
+    devices_.push_back(std::move(dev));
+  }
+  // Peer access between distinct GPUs, where the hardware allows it (else copies are staged).
+  for (const int a : ordinals) {
+    for (const int b : ordinals) {
+      if (a == b) continue;
+      int can = 0;
+      GPUMUX_CUDA_TRY(cudaDeviceCanAccessPeer(&can, a, b));
+      if (can == 0) continue;
+      GPUMUX_CUDA_TRY(cudaSetDevice(a));
+      const cudaError_t pe = cudaDeviceEnablePeerAccess(b, 0);
+      if (pe != cudaSuccess && pe != cudaErrorPeerAccessAlreadyEnabled) GPUMUX_CUDA_TRY(pe);
+      (void)cudaGetLastError();
+    }
+  }
+  for (CudaDevice* g : gpus_) {
+    if (g != nullptr) g->set_peers(gpus_);
+  }
+
+  description_ = "cuda (";
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    if (i > 0) description_ += "; ";
+    if (gpus_[i] != nullptr) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "arena %.2f GiB",
+                    static_cast<double>(gpus_[i]->arena().capacity()) / kGiB);
+      description_ += "GPU " + std::to_string(gpus_[i]->ordinal()) + ": " +
+                      describe_gpu(gpus_[i]->ordinal()) + ", " + buf;
+    } else {
+      description_ += "CPU: " + devices_[i]->profile().name + " (Eigen)";
+    }
+  }
+  description_ += "; precision " + std::string(to_string(precision)) + ")";
+
+  runtime_.reset_origin();  // time 0 is now, after the slow set-up
+  for (CudaDevice* g : gpus_) {
+    if (g != nullptr) g->sync_clock();
+  }
+}
+
+CudaPlatform::~CudaPlatform() {
+  for (auto& d : devices_) {
+    if (auto* e = dynamic_cast<EmulatedDevice*>(d.get())) e->shutdown();
+  }
+  devices_.clear();  // GPUs synchronise and release before the pinned store goes
+}
+
+std::vector<Device*> CudaPlatform::devices() noexcept {
+  std::vector<Device*> out;
+  out.reserve(devices_.size());
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
+}
+
+CudaDevice* CudaPlatform::gpu(std::size_t i) noexcept {
+  return i < gpus_.size() ? gpus_[i] : nullptr;
+}
+
+std::string CudaPlatform::describe() const {
+  const LatenessStats s = runtime_.lateness();
+  return s.count > 0 ? description_ + "; " + describe_lateness(s) : description_;
+}
+
+namespace {
+GPUMUX_REGISTER_PLATFORM("cuda", CudaPlatform,
+                         "real NVIDIA GPU: CUDA streams and events, cuBLAS layer executor, pinned "
+                         "weight store, device arena");
+}  // namespace
+
+}  // namespace gpumux

@@ -1,0 +1,239 @@
+// A GPU of platform "cuda": the simulator's stream semantics (sim_device.hpp) on CUDA streams.
+//
+// Streams and ops
+//   Every gpumux stream is a cudaStream_t created with a priority (StreamOptions.priority,
+//   larger = more urgent, mapped linearly onto cudaDeviceGetStreamPriorityRange). Each keeps a
+//   FIFO host queue; at most max_in_flight ops are issued. Issued ops are handed, in stream
+//   order and one at a time, to a launcher thread that enqueues them on the CUDA stream; the GPU
+//   then runs them in stream order, so only the head executes (as in the simulator).
+//   An issued op is handed when each op of its `after` list is complete (observer->is_complete)
+//   or is an op of this device already enqueued on its stream: then the dependency becomes a
+//   cudaStreamWaitEvent on that op's end event, so a load of group i+1 on the copy stream
+//   overlaps the compute of group i without a host round trip. Host ops (process start, context
+//   creation: a sleep of solo_ns) and loads with setup_ns > 0 (the naive per-tensor cudaMalloc
+//   path: the launcher really calls cudaMalloc/cudaFree per tensor of the range, then enqueues
+//   the copy) run on the host, so they are handed only as the head of their stream with every
+//   dependency complete.
+//   Work per op kind:
+//   - Compute: each layer of the range through the CudaLayerExecutor (cuBLAS + kernels) on the
+//     layer's weights at layer_offsets[i] in the arena and the job's activations at
+//     activation_offset. Training layouts (weights, gradients, optimizer slots per layer) are
+//     recognised from the offsets.
+//   - CopyH2D (LoadWeights): ONE cudaMemcpyAsync of op.bytes from the model's pinned store at
+//     the range's first layer (or its pageable twin when op.pageable) to weight_offset.
+//   - CopyH2D (MigrateState, CPU->GPU) from the device's pinned state buffer; CopyD2H from the
+//     arena at weight_offset (the engine passes no source offset for state leaving a GPU) into
+//     that buffer; CopyD2D with cudaMemcpyPeerAsync to the peer GPU's arena (a device-to-device
+//     copy when both map to one physical GPU).
+//
+// Completion and time
+//   Each op is bracketed by two timing events; after the end event, cudaLaunchHostFunc queues a
+//   host function that only post()s to the runtime (CUDA forbids API calls there). On the
+//   runtime thread the device reads the events: started/finished are device times (elapsed
+//   time from a reference event whose host time was taken when it was recorded, re-anchored
+//   every second so float milliseconds keep sub-microsecond resolution), clamped to
+//   [submitted, now]. The observer is called back as in SimDevice (after the bookkeeping, on
+//   the runtime thread, exactly once per op; it may re-enter).
+//
+// Preemption
+//   drop_pending() drops queued ops of the job (reported Dropped at once). abort() drops queued
+//   ops and reports issued ones Aborted at once, like the simulator, but CUDA cannot stop
+//   kernels or copies already enqueued: they run to their end on the GPU (their completion is
+//   then ignored) and ops later enqueued on the same stream start after them. An aborted op not
+//   yet enqueued is skipped by its launcher.
+//
+// Thread rules: public methods on the runtime thread only. The destructor waits for the GPU
+// (cudaStreamSynchronize), joins its launchers and releases every CUDA resource.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "gpumux/backend/cuda/cuda_arena.hpp"
+#include "gpumux/backend/cuda/cuda_layer_executor.hpp"
+#include "gpumux/backend/cuda/pinned_weight_store.hpp"
+#include "gpumux/backend/real_runtime.hpp"
+#include "gpumux/backend/worker_pool.hpp"
+#include "gpumux/device.hpp"
+
+namespace gpumux {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;                ///< physical GPU
+  std::uint64_t arena_bytes = 0;  ///< 0: the profile's memory, capped by free memory - margin
+  std::uint64_t margin_bytes = std::uint64_t{2} << 30;
+  CudaExecutorOptions executor;
+  /// Re-anchor the event clock this often (ns).
+  DurationNs anchor_interval_ns = 1'000'000'000;
+};
+
+/// A pool of CUDA events (timing enabled), shared by ops through shared_ptr so that an event
+/// a later op waits on is not recycled before that op has enqueued its wait. Thread-safe.
+class EventPool {
+ public:
+  explicit EventPool(int ordinal) : ordinal_(ordinal) {}
+  ~EventPool();
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  struct Pair {
+    cudaEvent_t start = nullptr;
+    cudaEvent_t end = nullptr;
+  };
+  /// A start/end pair, returned to the pool when the last holder lets go.
+  [[nodiscard]] std::shared_ptr<Pair> acquire();
+
+ private:
+  void release(Pair p) noexcept;
+  int ordinal_;
+  std::mutex mutex_;
+  std::vector<Pair> free_;
+  std::vector<Pair> all_;
+};
+
+class CudaDevice final : public Device {
+ public:
+  /// `runtime` and `store` must outlive the device; profile.memory_bytes becomes the arena's
+  /// real size (so the Engine never places memory beyond it). Throws CudaError, OutOfMemory.
+  CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, PinnedWeightStore& store,
+             CudaDeviceOptions options);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
+  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
+  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
+  void add_context(ContextId ctx, ContextOptions options) override;
+  /// Creates the CUDA stream. Throws std::invalid_argument (duplicate, unknown context,
+  /// max_in_flight == 0), CudaError.
+  void add_stream(StreamId stream, ContextId ctx, StreamOptions options) override;
+  /// Throws as SimDevice::submit.
+  void submit(const OpSpec& op) override;
+  std::size_t drop_pending(JobId job) override;
+  std::size_t abort(JobId job) override;
+  void dependencies_changed() override;
+  [[nodiscard]] std::size_t queued(StreamId stream) const override;
+  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
+  [[nodiscard]] void* arena_base() noexcept override { return arena_.base(); }
+
+  /// Records the reference event that maps device time onto the runtime's clock. The
+  /// platform calls it right after RealRuntime::reset_origin(). Runtime thread.
+  void sync_clock();
+  [[nodiscard]] int ordinal() const noexcept { return options_.ordinal; }
+  [[nodiscard]] const CudaArena& arena() const noexcept { return arena_; }
+  [[nodiscard]] CudaLayerExecutor& executor() noexcept { return executor_; }
+  /// The device a CopyD2D targets (by DeviceId index; null where it is not a GPU).
+  void set_peers(std::vector<CudaDevice*> peers) { peers_ = std::move(peers); }
+  /// The stream's CUDA handle (tests).
+  [[nodiscard]] cudaStream_t cuda_stream(StreamId stream) const;
+  /// The pinned buffer D2H state copies land in (tests).
+  [[nodiscard]] PinnedStateBuffer& state_buffer() noexcept { return state_; }
+
+ private:
+  enum class Phase : std::uint8_t { Free, Queued, Issued, Launching, Enqueued };
+
+  struct OpState {
+    OpSpec spec;
+    TimeNs submitted_ns = 0;
+    TimeNs handed_ns = 0;
+    std::uint64_t token = 0;
+    std::uint32_t stream = 0;
+    Phase phase = Phase::Free;
+    bool host_side = false;
+    std::shared_ptr<EventPool::Pair> events;
+    std::shared_ptr<CancelToken> cancel;
+  };
+
+  struct StreamState {
+    StreamId id{};
+    cudaStream_t cuda = nullptr;
+    int priority = 0;
+    std::uint32_t max_in_flight = 1;
+    std::deque<std::uint32_t> host;
+    std::deque<std::uint32_t> issued;
+    bool launching = false;  ///< its launcher is enqueuing an op (keeps CUDA order)
+  };
+
+  /// Everything a launcher needs (copied: slots are reused).
+  struct Launch {
+    CudaDevice* device = nullptr;
+    std::uint32_t stream = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t token = 0;
+    OpSpec spec;
+    cudaStream_t cuda = nullptr;
+    bool host_side = false;
+    std::shared_ptr<EventPool::Pair> events;
+    std::vector<std::shared_ptr<EventPool::Pair>> wait_for;
+    std::shared_ptr<CancelToken> cancel;
+    std::vector<std::uint64_t> layer_offsets;  ///< [layers.first, layers.last), copied
+    std::uint32_t state_factor = 1;            ///< per-layer arena bytes / weight bytes
+    std::byte* peer_base = nullptr;            ///< CopyD2D destination arena
+    std::uint64_t peer_capacity = 0;
+    int peer_ordinal = 0;
+  };
+
+  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
+  std::uint32_t alloc_slot();
+  void free_slot(std::uint32_t slot);
+  void issue(StreamState& s);
+  void evaluate();
+  bool try_hand(StreamState& s);
+  [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs start,
+                                     TimeNs end) const;
+  std::size_t remove_job(JobId job, bool issued_too);
+  [[nodiscard]] TimeNs event_time(cudaEvent_t e);
+  void maybe_reanchor(TimeNs now);
+
+  // Launcher side (worker threads).
+  static void launch(const Launch& l) noexcept;
+  void enqueue_work(const Launch& l);
+  void enqueue_compute(const Launch& l);
+  void enqueue_copy(const Launch& l);
+  void naive_allocations(const Launch& l);
+  static void CUDART_CB host_done(void* arg);
+
+  // Runtime side of the launchers' posts.
+  void on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, bool gpu);
+  void on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token);
+  void on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
+                    TimeNs t1);
+
+  DeviceId id_;
+  DeviceProfile profile_;
+  RealRuntime& runtime_;
+  PinnedWeightStore& store_;
+  CudaDeviceOptions options_;
+  DeviceObserver* observer_ = nullptr;
+  CudaArena arena_;
+  CudaLayerExecutor executor_;
+  EventPool events_;
+  PinnedStateBuffer state_;
+  std::vector<CudaDevice*> peers_;
+  int priority_low_ = 0, priority_high_ = 0;  ///< CUDA's range (numerically high = low)
+
+  std::map<ContextId, ContextOptions> contexts_;
+  std::map<StreamId, std::uint32_t> stream_index_;
+  std::vector<StreamState> streams_;
+  std::vector<OpState> ops_;
+  std::vector<std::uint32_t> free_slots_;
+  std::unordered_map<std::uint64_t, std::uint32_t> enqueued_;  ///< OpId -> slot (Enqueued ops)
+  std::uint64_t next_token_ = 1;
+
+  // Clock: device time of `anchor_` is `anchor_ns_` on the runtime's clock.
+  cudaStream_t anchor_stream_ = nullptr;
+  cudaEvent_t anchor_ = nullptr;
+  TimeNs anchor_ns_ = 0;
+
+  WorkerPool launchers_;  // declared last: joined first
+};
+
+}  // namespace gpumux

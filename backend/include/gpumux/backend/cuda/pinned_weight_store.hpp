@@ -1,0 +1,97 @@
+// Host memory for platform "cuda": the pinned weight store (the source of every weight load,
+// page-locked once so copies run at full link speed and asynchronously), its pageable twin (for
+// loads with op.pageable), and pinned buffers for training state leaving a GPU.
+//
+// One contiguous buffer per model: layer i at model.weight_bytes({0, i}), so a load of a layer
+// range is ONE cudaMemcpyAsync. The bytes are fill_weights(seed_for(model name)), so numerics
+// are real and reproducible. A training load moves weights plus optimizer state
+// (op.bytes = weights x (1 + slots)); the store grows to hold such a load contiguously (the
+// extra bytes continue the same fill). Grown-out buffers are kept until the store is destroyed,
+// because copies enqueued earlier may still read them.
+//
+// Thread rules: every method is thread-safe (one mutex); creating or growing a buffer pins and
+// fills it while holding the lock (slow: ~1 s per GiB); returned spans stay valid and unchanged
+// for the store's lifetime. All pinned memory is released by the destructor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpumux/backend/host_store.hpp"
+
+namespace gpumux {
+
+/// Page-locked host memory (cudaHostAlloc, portable across devices); RAII, move-only.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  /// Throws OutOfMemory / CudaError.
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  [[nodiscard]] std::byte* data() const noexcept { return ptr_; }
+  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  std::byte* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class PinnedWeightStore final : public HostStore {
+ public:
+  PinnedWeightStore() = default;
+  ~PinnedWeightStore() override;
+
+  /// Pinned weights of `model`, at least max(model weight bytes, min_bytes) long.
+  [[nodiscard]] std::span<const std::byte> pinned(const Model& model, std::uint64_t min_bytes = 0);
+  /// The same bytes in ordinary pageable memory (malloc), created on first use.
+  [[nodiscard]] std::span<const std::byte> pageable(const Model& model,
+                                                    std::uint64_t min_bytes = 0);
+  /// HostStore: the pinned weights (the CPU device computes on them).
+  [[nodiscard]] std::span<const std::byte> weights(const Model& model) override {
+    return pinned(model);
+  }
+
+  /// Statistics: bytes pinned so far and wall seconds spent pinning and filling.
+  [[nodiscard]] std::uint64_t pinned_bytes() const;
+  [[nodiscard]] double staging_seconds() const;
+
+ private:
+  struct Pageable {
+    std::byte* data = nullptr;
+    std::size_t size = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, PinnedBuffer, std::less<>> pinned_;
+  std::map<std::string, Pageable, std::less<>> pageable_;
+  std::vector<PinnedBuffer> retired_pinned_;
+  std::vector<Pageable> retired_pageable_;
+  std::uint64_t pinned_bytes_ = 0;
+  double staging_seconds_ = 0;
+};
+
+/// A growable pinned buffer for state copied off a GPU (D2H) and back (H2D). Thread-safe;
+/// outgrown buffers are retired, not freed, until destruction (in-flight copies may use them).
+class PinnedStateBuffer {
+ public:
+  /// A buffer of at least `bytes`.
+  [[nodiscard]] std::span<std::byte> get(std::uint64_t bytes);
+
+ private:
+  std::mutex mutex_;
+  PinnedBuffer current_;
+  std::vector<PinnedBuffer> retired_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,225 @@
+// A device of platform "emulated" (and the CPU device of platform "cuda"): the simulator's
+// stream, in-flight and drop semantics (sim/include/gpumux/sim/sim_device.hpp) in wall-clock
+// time, with the work done for real on worker threads.
+//
+// Streams and ops (as in SimDevice)
+//   Each stream has a FIFO host queue and a list of issued ops: an op is issued while the stream
+//   has fewer than max_in_flight issued, unfinished ops. Only the oldest issued op (the head)
+//   executes. The head waits until every op of its `after` list is complete
+//   (observer->is_complete; re-checked after every completion on this device and on
+//   dependencies_changed()), then is handed to a worker thread, which spends `setup_ns`, reports
+//   the start (on_op_started) and runs the main phase:
+//   - Host op, and Compute on a GPU: a sleep of solo_ns (the profile's prediction).
+//   - Compute on a CPU: the layers through Eigen (CpuExecutor); its duration is real.
+//   - CopyH2D / CopyD2H / CopyD2D: the link latency, then `bytes` paced to the link bandwidth
+//     (h2d_gbps, d2h_gbps; D2D on the D2H direction capped at peer_gbps; pinned or x
+//     pageable_factor), never faster than latency + bytes / bandwidth, while the bytes really
+//     move: memcpy between the model's host weight store, this device's host buffer standing
+//     in for device memory (its "arena", capped, offsets wrap around), a host state buffer
+//     (D2H and CPU->GPU migration) and a peer's arena (D2D). The physical bytes are capped by
+//     those buffers and by max_copy_bytes, spread evenly over the paced time, which always
+//     covers all of op.bytes. The first load of a model creates its host store on the worker
+//     (before the op's start).
+//   No time slicing or MPS model: ops of different streams simply overlap (each on its own
+//   worker thread); concurrent copies in one direction share the link (LinkPacer).
+//   A CPU device has no link: submitting a copy to it throws std::logic_error.
+//
+// Completion
+//   Workers post() their start and end (times measured on the worker, experiment clock) to the
+//   runtime; the device's bookkeeping and every observer call happen on the runtime thread.
+//   A finished op is reported exactly once (on_op_finished, status Ok) after its stream was
+//   updated; the observer may call any method of this or another device from inside it.
+//   drop_pending() reports queued ops of the job as Dropped and abort() queued and issued ops
+//   as Aborted, synchronously (started = finished = now unless the start was already
+//   reported). An aborted op that was executing is cancelled on its worker (sleeps and paced
+//   copies end at once, Eigen stops at the next GEMM chunk); its stream starts its next op only
+//   when the worker has let go, and a start or end it posts afterwards is ignored.
+//
+// Time: ns (experiment clock of the RealRuntime); bandwidths in bytes per ns (= GB/s).
+// `time_scale` multiplies every emulated duration (sleeps, latencies, link time), not the
+// real Eigen compute: a knob for CI, 1 for experiments.
+//
+// Thread rules: every public method on the runtime thread only. Destroy the device only after
+// RealRuntime::run() returned; the destructor cancels work in progress and joins its workers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "gpumux/backend/host_store.hpp"
+#include "gpumux/backend/link_pacer.hpp"
+#include "gpumux/backend/real_runtime.hpp"
+#include "gpumux/backend/worker_pool.hpp"
+#include "gpumux/device.hpp"
+
+namespace gpumux {
+
+struct EmulatedDeviceOptions {
+  double time_scale = 1.0;
+  /// GPU: bytes of the host buffer standing in for device memory (0: min(profile memory,
+  /// 256 MiB)). Offsets beyond it wrap around. Its pages are touched at construction so that
+  /// first-touch page faults do not slow the first copies down.
+  std::uint64_t arena_bytes = 0;
+  /// GPU: bytes of the host state buffer (D2H destination; 0: min(arena, 64 MiB)).
+  std::uint64_t host_state_bytes = 0;
+  /// Most bytes one copy really moves (the paced time always covers all of op.bytes): host
+  /// memcpy is slower than a Gen5 link, so an uncapped copy would outlast its prediction.
+  std::uint64_t max_copy_bytes = std::uint64_t{16} << 20;
+  /// CPU: size of each Eigen scratch operand region.
+  std::size_t cpu_region_bytes = std::size_t{16} << 20;
+};
+
+class EmulatedDevice final : public Device {
+ public:
+  /// `runtime` and `store` must outlive the device. Throws std::invalid_argument for a bad
+  /// time_scale or profile (as SimDevice).
+  EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, HostStore& store,
+                 EmulatedDeviceOptions options = {});
+  ~EmulatedDevice() override;
+  EmulatedDevice(const EmulatedDevice&) = delete;
+  EmulatedDevice& operator=(const EmulatedDevice&) = delete;
+
+  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
+  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
+  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
+  /// Contexts are accepted and recorded (no time slicing is modelled). Throws
+  /// std::invalid_argument for a duplicate.
+  void add_context(ContextId ctx, ContextOptions options) override;
+  /// Throws std::invalid_argument for a duplicate stream, an unknown context or
+  /// max_in_flight == 0.
+  void add_stream(StreamId stream, ContextId ctx, StreamOptions options) override;
+
+  /// Throws as SimDevice::submit.
+  void submit(const OpSpec& op) override;
+  std::size_t drop_pending(JobId job) override;
+  std::size_t abort(JobId job) override;
+  void dependencies_changed() override;
+
+  [[nodiscard]] std::size_t queued(StreamId stream) const override;
+  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
+
+  /// The host buffer standing in for device memory (GPU; nullptr for a CPU).
+  [[nodiscard]] void* arena_base() noexcept override { return arena_.data(); }
+  [[nodiscard]] std::uint64_t arena_bytes() const noexcept { return arena_.size(); }
+  /// The host buffer D2H copies write to and CPU->GPU migrations read from (GPU only).
+  [[nodiscard]] std::span<std::byte> host_state() noexcept {
+    return {host_state_.data(), host_state_.size()};
+  }
+  /// The devices a CopyD2D may target (by DeviceId index). Set by the platform.
+  void set_peers(std::vector<EmulatedDevice*> peers) { peers_ = std::move(peers); }
+  /// Worker threads created so far (a statistic).
+  [[nodiscard]] std::size_t worker_threads() const { return pool_.threads(); }
+  /// Cancels the work in progress and joins the workers; nothing may be submitted afterwards.
+  /// Idempotent; the destructor calls it. Platforms call it on every device before destroying
+  /// any (a D2D copy writes into its peer's buffer).
+  void shutdown();
+
+ private:
+  enum class Phase : std::uint8_t { Free, Queued, Issued, Running };
+
+  struct OpState {
+    OpSpec spec;
+    TimeNs submitted_ns = 0;
+    TimeNs started_ns = 0;
+    std::uint64_t token = 0;  ///< unique per submission; 0 when the slot is free
+    std::uint32_t stream = 0;
+    Phase phase = Phase::Free;
+    bool start_reported = false;
+    std::shared_ptr<CancelToken> cancel;  ///< while Running
+  };
+
+  struct StreamState {
+    StreamId id{};
+    int priority = 0;
+    std::uint32_t max_in_flight = 1;
+    std::deque<std::uint32_t> host;    ///< queued, not issued
+    std::deque<std::uint32_t> issued;  ///< issued, unfinished; front() is the head
+    bool busy = false;                 ///< a worker is executing (or winding down) an op
+  };
+
+  /// What a worker needs to execute one op (copied out of OpState: slots are reused).
+  struct Task {
+    EmulatedDevice* device = nullptr;
+    std::uint32_t stream = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t token = 0;
+    OpKind kind = OpKind::Host;
+    DurationNs setup_ns = 0;     ///< scaled
+    DurationNs solo_ns = 0;      ///< scaled
+    HostStore* store = nullptr;  ///< CPU compute and weight loads read it (on the worker)
+    // compute on a CPU
+    const Model* model = nullptr;
+    LayerRange layers{};
+    Pass pass = Pass::Forward;
+    std::uint32_t batch = 1;
+    bool inference = false;
+    // copies
+    const Model* src_model = nullptr;  ///< a weight load: source is this model's host store
+    std::uint64_t src_offset = 0;      ///< ... from this offset (wraps around the store)
+    const std::byte* src = nullptr;    ///< otherwise the source
+    std::byte* dst = nullptr;
+    std::uint64_t copy_len = 0;  ///< physical bytes moved (before the store cap)
+    std::uint64_t bytes = 0;     ///< logical bytes paced
+    DurationNs latency_ns = 0;   ///< scaled
+    double link_gbps = 0;        ///< bandwidth of the link direction
+    double own_gbps = 0;         ///< this copy's cap (pageable / peer)
+    LinkPacer* pacer = nullptr;
+    std::mutex* lock_a = nullptr;  ///< memory locks held while bytes move (see memory_mutex_)
+    std::mutex* lock_b = nullptr;
+    std::shared_ptr<CancelToken> cancel;
+  };
+
+  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
+  [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
+  std::uint32_t alloc_slot();
+  void free_slot(std::uint32_t slot);
+  void issue(StreamState& s);
+  void evaluate();
+  void dispatch(StreamState& s, std::uint32_t slot);
+  void prepare_copy(const OpState& op, Task& t);
+  [[nodiscard]] DurationNs scaled(DurationNs ns) const noexcept;
+  [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
+  std::size_t remove_job(JobId job, bool issued_too);
+
+  // Worker side.
+  static void execute(const Task& t) noexcept;
+  static bool run_copy(const Task& t, std::chrono::steady_clock::time_point start);
+  // Runtime side of the worker's posts.
+  void on_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t);
+  void on_finished(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
+                   TimeNs t1);
+
+  DeviceId id_;
+  DeviceProfile profile_;
+  RealRuntime& runtime_;
+  HostStore& store_;
+  EmulatedDeviceOptions options_;
+  DeviceObserver* observer_ = nullptr;
+
+  std::map<ContextId, ContextOptions> contexts_;
+  std::map<StreamId, std::uint32_t> stream_index_;
+  std::vector<StreamState> streams_;
+  std::vector<OpState> ops_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint64_t next_token_ = 1;
+
+  HostBuffer arena_;       ///< GPU: stands in for device memory
+  HostBuffer host_state_;  ///< GPU: D2H destination / migration source
+  /// Held by a worker while it memcpy's a chunk into or out of arena_ / host_state_: wrapped
+  /// offsets may make two copies touch the same bytes, which must not be a data race.
+  std::mutex memory_mutex_;
+  LinkPacer h2d_, d2h_;
+  std::vector<EmulatedDevice*> peers_;
+
+  // Declared last: destroyed (joined) first, while everything the workers touch still lives.
+  WorkerPool pool_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,56 @@
+// Platform "emulated": a RealRuntime (wall clock) and one EmulatedDevice per profile of the
+// setup (DeviceId = index). No GPU is needed: GPU work is slept for its predicted time, copies
+// move real bytes between host buffers paced to the link, CPU compute runs through Eigen. It
+// proves the real-time plumbing (threads, callbacks, preemption races) on any machine.
+//
+// platform_params (all optional; unknown keys are a ConfigError):
+//   "host_arena_mib":   size of the host buffer standing in for each GPU's memory
+//                       (default min(profile memory, 256 MiB)); offsets beyond it wrap around
+//   "host_weights_mib": cap of each model's host weight store (default 16: a copy moves at
+//                       most max_copy_mib anyway; offsets wrap around)
+//   "max_copy_mib":     most bytes one copy really moves (default 16; the paced time always
+//                       covers the whole op)
+//   "time_scale":       multiplies every emulated duration (default 1; a CI knob)
+//   "cpu_region_mib":   Eigen scratch per operand on CPU devices (default 16)
+//
+// Thread rules: construct, run and destroy on one thread (the runtime thread).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpumux/backend/emulated_device.hpp"
+#include "gpumux/backend/host_store.hpp"
+#include "gpumux/backend/real_runtime.hpp"
+#include "gpumux/platform.hpp"
+
+namespace gpumux {
+
+class EmulatedPlatform final : public Platform {
+ public:
+  /// Throws ConfigError for an unknown or invalid platform parameter.
+  explicit EmulatedPlatform(const PlatformSetup& setup);
+  ~EmulatedPlatform() override;
+
+  [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }
+  [[nodiscard]] std::vector<Device*> devices() noexcept override;
+  /// "emulated (<profiles>) ..." plus the timer lateness statistics once the run has timers.
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] bool virtual_time() const noexcept override { return false; }
+
+  [[nodiscard]] RealRuntime& real_runtime() noexcept { return runtime_; }
+  [[nodiscard]] EmulatedDevice& device(std::size_t i) { return *devices_.at(i); }
+  [[nodiscard]] HostStore& store() noexcept { return *store_; }
+
+ private:
+  RealRuntime runtime_;  // declared first: destroyed last, after the devices' workers stopped
+  std::unique_ptr<HostWeightStore> store_;
+  std::vector<std::unique_ptr<EmulatedDevice>> devices_;
+  double time_scale_ = 1.0;
+};
+
+/// Formats lateness statistics for describe(): "timer lateness: n=.. mean=..us p99=..us max=..us".
+[[nodiscard]] std::string describe_lateness(const LatenessStats& s);
+
+}  // namespace gpumux

@@ -1,0 +1,503 @@
+#include "gpumux/backend/emulated_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "gpumux/backend/cpu_executor.hpp"
+
+namespace gpumux {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint64_t kDefaultArenaCap = std::uint64_t{256} << 20;
+constexpr std::uint64_t kDefaultStateCap = std::uint64_t{64} << 20;
+
+bool positive_finite(double v) noexcept {
+  return v > 0.0 && std::isfinite(v);
+}
+
+// ns to move `bytes` at `gbps` bytes per ns, rounded up.
+DurationNs transfer_ns(std::uint64_t bytes, double gbps, double scale) noexcept {
+  return ceil_ns(static_cast<double>(bytes) / gbps * scale);
+}
+
+// A window of `want` bytes at `offset` inside a buffer of `size` bytes; offsets wrap around.
+std::pair<std::uint64_t, std::uint64_t> place(std::uint64_t offset, std::uint64_t want,
+                                              std::uint64_t size) noexcept {
+  if (size == 0) return {0, 0};
+  const std::uint64_t off = offset % size;
+  return {off, std::min(want, size - off)};
+}
+
+}  // namespace
+
+EmulatedDevice::EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
+                               HostStore& store, EmulatedDeviceOptions options)
+    : id_(id), profile_(std::move(profile)), runtime_(runtime), store_(store), options_(options) {
+  if (!positive_finite(options_.time_scale)) {
+    throw std::invalid_argument("EmulatedDevice " + profile_.name + ": time_scale must be > 0");
+  }
+  if (!positive_finite(profile_.pageable_factor) && is_gpu()) {
+    throw std::invalid_argument("device profile '" + profile_.name +
+                                "': pageable_factor must be positive");
+  }
+  if (is_gpu()) {
+    std::uint64_t bytes = options_.arena_bytes;
+    if (bytes == 0) bytes = std::min(profile_.memory_bytes, kDefaultArenaCap);
+    arena_ = HostBuffer(static_cast<std::size_t>(bytes));
+    std::uint64_t state = options_.host_state_bytes;
+    if (state == 0) state = std::min<std::uint64_t>(bytes, kDefaultStateCap);
+    host_state_ = HostBuffer(static_cast<std::size_t>(state));
+    std::memset(arena_.data(), 0, arena_.size());  // touch the pages now, not in the first copy
+    std::memset(host_state_.data(), 0, host_state_.size());
+  }
+}
+
+EmulatedDevice::~EmulatedDevice() {
+  shutdown();
+}
+
+void EmulatedDevice::shutdown() {
+  for (OpState& op : ops_) {
+    if (op.cancel) op.cancel->cancel();
+  }
+  pool_.shutdown();
+}
+
+void EmulatedDevice::add_context(ContextId ctx, ContextOptions options) {
+  if (!contexts_.emplace(ctx, options).second) {
+    throw std::invalid_argument("EmulatedDevice " + profile_.name + ": context " +
+                                std::to_string(raw(ctx)) + " added twice");
+  }
+}
+
+void EmulatedDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
+  const std::string where =
+      "EmulatedDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
+  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
+  if (contexts_.count(ctx) == 0) {
+    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
+  }
+  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
+  StreamState s;
+  s.id = stream;
+  s.priority = options.priority;
+  s.max_in_flight = options.max_in_flight;
+  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
+  streams_.push_back(std::move(s));
+}
+
+std::uint32_t EmulatedDevice::stream_index(StreamId stream) const {
+  const auto it = stream_index_.find(stream);
+  if (it == stream_index_.end()) {
+    throw std::invalid_argument("EmulatedDevice " + profile_.name + ": unknown stream " +
+                                std::to_string(raw(stream)));
+  }
+  return it->second;
+}
+
+std::size_t EmulatedDevice::queued(StreamId stream) const {
+  return streams_[stream_index(stream)].host.size();
+}
+
+std::size_t EmulatedDevice::in_flight(StreamId stream) const {
+  return streams_[stream_index(stream)].issued.size();
+}
+
+DurationNs EmulatedDevice::scaled(DurationNs ns) const noexcept {
+  if (options_.time_scale == 1.0 || ns <= 0) return ns;
+  return static_cast<DurationNs>(std::llround(static_cast<double>(ns) * options_.time_scale));
+}
+
+std::uint32_t EmulatedDevice::alloc_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  ops_.emplace_back();
+  return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+void EmulatedDevice::free_slot(std::uint32_t slot) {
+  OpState& op = ops_[slot];
+  op.token = 0;
+  op.phase = Phase::Free;
+  op.cancel.reset();
+  free_slots_.push_back(slot);
+}
+
+// ---- commands (runtime thread) ----
+
+void EmulatedDevice::submit(const OpSpec& op) {
+  const std::string where =
+      "EmulatedDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
+  if (observer_ == nullptr) throw std::logic_error(where + ": no observer set");
+  if (op.device != id_) throw std::invalid_argument(where + ": submitted to the wrong device");
+  const std::uint32_t si = stream_index(op.stream);
+  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where + ": negative time");
+  switch (op.kind) {
+    case OpKind::Compute:
+      if (!(op.demand > 0.0 && op.demand <= 1.0)) {
+        throw std::invalid_argument(where + ": demand " + std::to_string(op.demand) +
+                                    " outside (0, 1]");
+      }
+      if (!is_gpu() && op.model == nullptr) {
+        throw std::invalid_argument(where + ": a CPU compute op needs its model");
+      }
+      break;
+    case OpKind::Host:
+      break;
+    case OpKind::CopyH2D:
+    case OpKind::CopyD2H:
+    case OpKind::CopyD2D: {
+      if (!is_gpu()) throw std::logic_error(where + ": a CPU device has no copy engine");
+      const bool ok = op.kind == OpKind::CopyH2D ? profile_.h2d_gbps > 0
+                      : op.kind == OpKind::CopyD2H
+                          ? profile_.d2h_gbps > 0
+                          : profile_.d2h_gbps > 0 && profile_.peer_gbps > 0;
+      if (!ok) throw std::logic_error(where + ": the device profile has no bandwidth for it");
+      break;
+    }
+  }
+  const std::uint32_t slot = alloc_slot();
+  OpState& st = ops_[slot];
+  st = OpState{};
+  st.spec = op;
+  st.submitted_ns = runtime_.now();
+  st.token = next_token_++;
+  st.stream = si;
+  st.phase = Phase::Queued;
+  streams_[si].host.push_back(slot);
+  // Issuing and dispatching call no observer notification (only is_complete), so they can run
+  // here: queued()/in_flight() are right at once and an idle stream starts without a delay.
+  evaluate();
+}
+
+void EmulatedDevice::issue(StreamState& s) {
+  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
+    const std::uint32_t slot = s.host.front();
+    s.host.pop_front();
+    ops_[slot].phase = Phase::Issued;
+    s.issued.push_back(slot);
+  }
+}
+
+void EmulatedDevice::evaluate() {
+  for (StreamState& s : streams_) {
+    issue(s);
+    if (s.busy || s.issued.empty()) continue;
+    const std::uint32_t head = s.issued.front();
+    const OpState& op = ops_[head];
+    if (op.phase != Phase::Issued) continue;
+    bool ready = true;
+    for (const OpId dep : op.spec.after) {
+      if (!observer_->is_complete(dep)) {
+        ready = false;
+        break;
+      }
+    }
+    if (ready) dispatch(s, head);
+  }
+}
+
+void EmulatedDevice::dependencies_changed() {
+  evaluate();
+}
+
+void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
+  const OpSpec& spec = op.spec;
+  t.bytes = spec.bytes;
+  const double factor = spec.pageable ? profile_.pageable_factor : 1.0;
+  const std::uint64_t dst_offset =
+      spec.layer_offsets != nullptr ? spec.layer_offsets[spec.layers.first] : spec.weight_offset;
+  std::span<const std::byte> src;
+  std::span<std::byte> dst;
+  switch (spec.kind) {
+    case OpKind::CopyH2D: {
+      t.latency_ns = scaled(profile_.h2d_latency_ns);
+      t.link_gbps = profile_.h2d_gbps;
+      t.own_gbps = profile_.h2d_gbps * factor;
+      t.pacer = &h2d_;
+      if (spec.purpose == OpPurpose::LoadWeights && spec.model != nullptr) {
+        // The store may not exist yet: the worker resolves the source.
+        t.src_model = spec.model;
+        t.src_offset = spec.model->weight_bytes(LayerRange{0, spec.layers.first});
+      } else {  // state coming back from the host (a CPU->GPU migration)
+        src = {host_state_.data(), host_state_.size()};
+      }
+      const auto [off, len] = place(dst_offset, spec.bytes, arena_.size());
+      dst = {arena_.data() + off, len};
+      t.lock_a = &memory_mutex_;
+      break;
+    }
+    case OpKind::CopyD2H: {
+      t.latency_ns = scaled(profile_.d2h_latency_ns);
+      t.link_gbps = profile_.d2h_gbps;
+      t.own_gbps = profile_.d2h_gbps * factor;
+      t.pacer = &d2h_;
+      // The engine passes no source offset for state leaving a GPU: weight_offset (0) is used.
+      const auto [off, len] = place(spec.weight_offset, spec.bytes, arena_.size());
+      src = {arena_.data() + off, len};
+      dst = {host_state_.data(), host_state_.size()};
+      t.lock_a = &memory_mutex_;
+      break;
+    }
+    case OpKind::CopyD2D: {
+      t.latency_ns = scaled(profile_.d2h_latency_ns);
+      t.link_gbps = profile_.d2h_gbps;
+      t.own_gbps = std::min(profile_.d2h_gbps, profile_.peer_gbps);
+      t.pacer = &d2h_;
+      const auto [off, len] = place(spec.weight_offset, spec.bytes, arena_.size());
+      src = {arena_.data() + off, len};
+      const std::size_t p = index_of(spec.peer);
+      EmulatedDevice* peer = p < peers_.size() ? peers_[p] : nullptr;
+      if (peer != nullptr && peer->arena_.size() > 0) {
+        const auto [poff, plen] = place(dst_offset, spec.bytes, peer->arena_.size());
+        dst = {peer->arena_.data() + poff, plen};
+        t.lock_b = &peer->memory_mutex_;
+      }
+      t.lock_a = &memory_mutex_;
+      break;
+    }
+    default:
+      break;
+  }
+  t.copy_len = std::min<std::uint64_t>({spec.bytes, dst.size(), options_.max_copy_bytes});
+  if (t.src_model == nullptr) t.copy_len = std::min<std::uint64_t>(t.copy_len, src.size());
+  t.src = src.data();
+  t.dst = dst.data();
+}
+
+void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
+  OpState& op = ops_[slot];
+  op.phase = Phase::Running;
+  op.cancel = std::make_shared<CancelToken>();
+  s.busy = true;
+
+  Task t;
+  t.device = this;
+  t.stream = op.stream;
+  t.slot = slot;
+  t.token = op.token;
+  t.kind = op.spec.kind;
+  t.setup_ns = scaled(op.spec.setup_ns);
+  t.solo_ns = scaled(op.spec.solo_ns);
+  t.cancel = op.cancel;
+  t.store = &store_;
+  if (op.spec.kind == OpKind::Compute && !is_gpu()) {
+    t.model = op.spec.model;
+    t.layers = op.spec.layers;
+    t.pass = op.spec.pass;
+    t.batch = op.spec.batch;
+    t.inference = op.spec.inference;
+  } else if (is_copy(op.spec.kind)) {
+    prepare_copy(op, t);
+  }
+  runtime_.add_pending();
+  try {
+    pool_.submit([t = std::move(t)] { execute(t); });
+  } catch (...) {
+    runtime_.done_pending();
+    throw;
+  }
+}
+
+// ---- worker side ----
+
+bool EmulatedDevice::run_copy(const Task& t, Clock::time_point start) {
+  CancelToken& cancel = *t.cancel;
+  const std::byte* src = t.src;
+  std::uint64_t copy_len = t.copy_len;
+  if (t.src_model != nullptr) {
+    const std::span<const std::byte> w = t.store->weights(*t.src_model);  // exists by now
+    const auto [off, len] = place(t.src_offset, t.bytes, w.size());
+    src = w.data() + off;
+    copy_len = std::min(copy_len, len);
+  }
+  Clock::time_point ready = start + std::chrono::nanoseconds(t.latency_ns);
+  if (!cancel.sleep_until(ready)) return false;
+  const double scale = t.device->options_.time_scale;
+  // Chunks of about 2 ms of link time keep the per-chunk wake-up lateness small while letting
+  // concurrent copies interleave.
+  const std::uint64_t chunk = std::max<std::uint64_t>(
+      std::uint64_t{1} << 20, static_cast<std::uint64_t>(t.link_gbps * 2e6));
+  __extension__ using U128 = unsigned __int128;
+  std::uint64_t done = 0;
+  Clock::time_point prev_end = ready;
+  while (done < t.bytes) {
+    const std::uint64_t n = std::min(chunk, t.bytes - done);
+    const auto link_time = std::chrono::nanoseconds(transfer_ns(n, t.link_gbps, scale));
+    const auto own_time = std::chrono::nanoseconds(transfer_ns(n, t.own_gbps, scale));
+    Clock::time_point end = t.pacer->reserve(prev_end, link_time);
+    end = std::max(end, prev_end + own_time);
+    if (copy_len > 0) {
+      const auto p0 = static_cast<std::uint64_t>(U128{copy_len} * done / t.bytes);
+      const auto p1 = static_cast<std::uint64_t>(U128{copy_len} * (done + n) / t.bytes);
+      if (p1 > p0) {
+        if (t.lock_b != nullptr && t.lock_b != t.lock_a) {
+          std::scoped_lock lock(*t.lock_a, *t.lock_b);
+          std::memcpy(t.dst + p0, src + p0, p1 - p0);
+        } else if (t.lock_a != nullptr) {
+          std::lock_guard<std::mutex> lock(*t.lock_a);
+          std::memcpy(t.dst + p0, src + p0, p1 - p0);
+        } else {
+          std::memcpy(t.dst + p0, src + p0, p1 - p0);
+        }
+      }
+    }
+    if (!cancel.sleep_until(end)) return false;
+    prev_end = end;
+    done += n;
+  }
+  return true;
+}
+
+void EmulatedDevice::execute(const Task& t) noexcept {
+  EmulatedDevice* dev = t.device;
+  RealRuntime& rt = dev->runtime_;
+  const std::uint32_t stream = t.stream;
+  const std::uint32_t slot = t.slot;
+  const std::uint64_t token = t.token;
+  try {
+    CancelToken& cancel = *t.cancel;
+    // The first use of a model fills its host store here, before the op starts.
+    std::span<const std::byte> weights;
+    if (t.model != nullptr) weights = t.store->weights(*t.model);
+    if (t.src_model != nullptr) (void)t.store->weights(*t.src_model);
+    bool ok = true;
+    if (t.setup_ns > 0)
+      ok = cancel.sleep_until(Clock::now() + std::chrono::nanoseconds(t.setup_ns));
+    const Clock::time_point start = Clock::now();
+    const TimeNs t0 = rt.to_ns(start);
+    if (ok) {
+      rt.post([dev, stream, slot, token, t0] { dev->on_started(stream, slot, token, t0); });
+      switch (t.kind) {
+        case OpKind::Host:
+          ok = cancel.sleep_until(start + std::chrono::nanoseconds(t.solo_ns));
+          break;
+        case OpKind::Compute:
+          if (t.model == nullptr) {
+            ok = cancel.sleep_until(start + std::chrono::nanoseconds(t.solo_ns));
+          } else {
+            thread_local CpuExecutor executor(dev->options_.cpu_region_bytes);
+            ok = executor.run(*t.model, t.layers, t.pass, t.batch, t.inference, weights.data(),
+                              weights.size(), cancel.flag());
+          }
+          break;
+        case OpKind::CopyH2D:
+        case OpKind::CopyD2H:
+        case OpKind::CopyD2D:
+          ok = run_copy(t, start);
+          break;
+      }
+    }
+    const TimeNs t1 = rt.now();
+    rt.post([dev, stream, slot, token, t0, t1] { dev->on_finished(stream, slot, token, t0, t1); });
+  } catch (...) {
+    // The failure surfaces on the runtime thread: run() rethrows it.
+    std::exception_ptr error = std::current_exception();
+    rt.post([dev, stream, error] {
+      dev->streams_[stream].busy = false;
+      dev->runtime_.done_pending();
+      std::rethrow_exception(error);
+    });
+  }
+}
+
+// ---- runtime side of the worker's posts ----
+
+void EmulatedDevice::on_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                                TimeNs t) {
+  (void)stream;
+  OpState& op = ops_[slot];
+  if (op.token != token || op.phase != Phase::Running) return;  // aborted meanwhile
+  op.start_reported = true;
+  op.started_ns = t;
+  observer_->on_op_started(op.spec.id, t);
+}
+
+void EmulatedDevice::on_finished(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                                 TimeNs t0, TimeNs t1) {
+  runtime_.done_pending();
+  StreamState& s = streams_[stream];
+  s.busy = false;
+  OpState& op = ops_[slot];
+  if (op.token == token && op.phase == Phase::Running) {
+    OpRecord r = make_record(op, OpStatus::Ok, t1);
+    r.started_ns = t0;
+    r.finished_ns = std::max(t0, t1);
+    // The head of its stream by construction (only the head is dispatched).
+    if (!s.issued.empty() && s.issued.front() == slot) {
+      s.issued.pop_front();
+    } else {
+      std::erase(s.issued, slot);
+    }
+    free_slot(slot);
+    issue(s);
+    observer_->on_op_finished(r);  // may re-enter submit/drop/abort/dependencies_changed
+  }
+  evaluate();
+}
+
+// ---- drop and abort ----
+
+OpRecord EmulatedDevice::make_record(const OpState& op, OpStatus status, TimeNs now) const {
+  OpRecord r;
+  r.op = op.spec.id;
+  r.job = op.spec.job;
+  r.device = id_;
+  r.stream = op.spec.stream;
+  r.kind = op.spec.kind;
+  r.purpose = op.spec.purpose;
+  r.status = status;
+  r.layers = op.spec.layers;
+  r.submitted_ns = op.submitted_ns;
+  r.started_ns = op.start_reported ? op.started_ns : now;
+  r.finished_ns = now;
+  return r;
+}
+
+std::size_t EmulatedDevice::drop_pending(JobId job) {
+  return remove_job(job, false);
+}
+
+std::size_t EmulatedDevice::abort(JobId job) {
+  return remove_job(job, true);
+}
+
+std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
+  const TimeNs now = runtime_.now();
+  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
+  std::vector<OpRecord> records;  // rare path: allocation is fine
+  auto take = [&](std::deque<std::uint32_t>& q) {
+    for (auto it = q.begin(); it != q.end();) {
+      OpState& op = ops_[*it];
+      if (op.spec.job != job) {
+        ++it;
+        continue;
+      }
+      records.push_back(make_record(op, status, now));
+      if (op.cancel) op.cancel->cancel();  // the worker lets go; its posts are ignored
+      free_slot(*it);
+      it = q.erase(it);
+    }
+  };
+  for (StreamState& s : streams_) {
+    take(s.host);
+    if (issued_too) take(s.issued);
+    issue(s);
+  }
+  if (records.empty()) return 0;
+  evaluate();
+  for (const OpRecord& r : records) observer_->on_op_finished(r);
+  return records.size();
+}
+
+}  // namespace gpumux
