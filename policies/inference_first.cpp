@@ -36,7 +36,7 @@ class InferenceFirst final : public Policy {
       ctx.reject(job, e.what());
       return;
     }
-    if (ctx.job(job).training()) training_.push_back(job);
+    (ctx.job(job).training() ? training_ : inference_).push_back(job);
     schedule(ctx);
   }
 
@@ -53,10 +53,9 @@ class InferenceFirst final : public Policy {
   /// Issues one op when the compute stream is idle: a waiting request first, else training.
   void schedule(Context& ctx) {
     if (ctx.queued(compute_) + ctx.in_flight(compute_) > 0) return;
-    std::vector<JobId> candidates;
-    for (JobId job : ctx.arrived_jobs()) {
-      if (ctx.job(job).inference()) candidates.push_back(job);
-    }
+    // Only jobs whose arrival hook ran (their weights are loading): the engine may show a job
+    // as arrived before its hook is delivered.
+    std::vector<JobId> candidates = inference_;
     candidates.insert(candidates.end(), training_.begin(), training_.end());
     std::vector<JobId> no_room;  // their activations do not fit next to what is held now
     for (JobId job : candidates) {
@@ -76,7 +75,7 @@ class InferenceFirst final : public Policy {
 
   std::uint32_t layers_per_op_ = 0;  // 0 = whole passes
   StreamId compute_{}, copy_{};
-  std::vector<JobId> training_;
+  std::vector<JobId> training_, inference_;
 };
 
 GPUMUX_REGISTER_POLICY("inference_first", InferenceFirst,
