@@ -3,13 +3,16 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
 namespace {
 
-constexpr std::size_t kMaxArrivals = 10'000'000;
+using generators::bounded;
+using generators::kMaxArrivals;
+
 constexpr double kPi = 3.14159265358979323846;
 
 double uniform01(std::mt19937_64& rng) {
@@ -42,13 +45,6 @@ double standard_gamma(std::mt19937_64& rng, double shape) {
   }
 }
 
-double bounded(JsonReader& r, const std::string& key, bool positive) {
-  const double v = r.required_number(key);
-  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
-  if (v > 1e9) r.fail(key, "out of range (more than 1e9)");
-  return v;
-}
-
 class GammaGenerator final : public ArrivalGenerator {
  public:
   explicit GammaGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
@@ -58,16 +54,10 @@ class GammaGenerator final : public ArrivalGenerator {
     const double cv = bounded(r, "cv", true);
     if (cv < 1e-3 || cv > 100) r.fail("cv", "must be in [0.001, 100]");
     shape_ = 1.0 / (cv * cv);
-    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
-    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
-    if (r.has("count")) {
-      const std::int64_t c = r.required_int("count");
-      if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {
-        r.fail("count", "must be in [1, " + std::to_string(kMaxArrivals) + "]");
-      }
-      count_ = static_cast<std::uint64_t>(c);
-    }
-    if (!duration_ns_ && !count_) r.fail("", "needs duration_s or count (or both)");
+    const generators::ArrivalWindow window = generators::ArrivalWindow::read(r);
+    start_ns_ = window.start_ns;
+    duration_ns_ = window.duration_ns;
+    count_ = window.count;
     r.finish();
   }
 

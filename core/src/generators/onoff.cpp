@@ -3,23 +3,18 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
 namespace {
 
-constexpr std::size_t kMaxArrivals = 10'000'000;
+using generators::bounded;
+using generators::kMaxArrivals;
 
 double uniform01(std::mt19937_64& rng) {
   return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
-double bounded(JsonReader& r, const std::string& key, bool positive) {
-  const double v = r.required_number(key);
-  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
-  if (v > 1e9) r.fail(key, "out of range (more than 1e9 s)");
-  return v;
 }
 
 class OnOffGenerator final : public ArrivalGenerator {
@@ -31,16 +26,10 @@ class OnOffGenerator final : public ArrivalGenerator {
     on_ns_ = seconds_to_ns(bounded(r, "on_s", true));
     if (on_ns_ < 1) r.fail("on_s", "must be at least 1 ns");
     off_ns_ = seconds_to_ns(bounded(r, "off_s", false));
-    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
-    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
-    if (r.has("count")) {
-      const std::int64_t c = r.required_int("count");
-      if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {
-        r.fail("count", "must be in [1, " + std::to_string(kMaxArrivals) + "]");
-      }
-      count_ = static_cast<std::uint64_t>(c);
-    }
-    if (!duration_ns_ && !count_) r.fail("", "needs duration_s or count (or both)");
+    const generators::ArrivalWindow window = generators::ArrivalWindow::read(r);
+    start_ns_ = window.start_ns;
+    duration_ns_ = window.duration_ns;
+    count_ = window.count;
     r.finish();
   }
 

@@ -2,20 +2,15 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
 namespace {
 
-constexpr std::size_t kMaxArrivals = 10'000'000;
-
-double bounded(JsonReader& r, const std::string& key, bool positive) {
-  const double v = r.required_number(key);
-  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
-  if (v > 1e9) r.fail(key, "out of range (more than 1e9 s)");
-  return v;
-}
+using generators::bounded;
+using generators::kMaxArrivals;
 
 class PeriodicGenerator final : public ArrivalGenerator {
  public:
@@ -24,16 +19,10 @@ class PeriodicGenerator final : public ArrivalGenerator {
     (void)r.optional("generator");
     interval_ns_ = static_cast<double>(seconds_to_ns(bounded(r, "interval_s", true)));
     if (interval_ns_ < 1) r.fail("interval_s", "must be at least 1 ns");
-    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
-    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
-    if (r.has("count")) {
-      const std::int64_t c = r.required_int("count");
-      if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {
-        r.fail("count", "must be in [1, " + std::to_string(kMaxArrivals) + "]");
-      }
-      count_ = static_cast<std::uint64_t>(c);
-    }
-    if (!duration_ns_ && !count_) r.fail("", "needs duration_s or count (or both)");
+    const generators::ArrivalWindow window = generators::ArrivalWindow::read(r);
+    start_ns_ = window.start_ns;
+    duration_ns_ = window.duration_ns;
+    count_ = window.count;
     r.finish();
   }
 
