@@ -479,7 +479,8 @@ std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
   auto take = [&](std::deque<std::uint32_t>& q) {
     for (auto it = q.begin(); it != q.end();) {
       OpState& op = ops_[*it];
-      if (op.spec.job != job) {
+      // Dropping spares queued copies: their issued dependents would otherwise wait forever.
+      if (op.spec.job != job || (!issued_too && is_copy(op.spec.kind))) {
         ++it;
         continue;
       }

@@ -201,7 +201,11 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   if (issued_too) advance(now);  // bank progress at the old rates before the set changes
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;  // rare path: allocation is fine
-  const auto of_job = [&](std::uint32_t o) { return ops_[o].spec.job == job; };
+  // Dropping spares queued copies: a load or migration may already have issued dependents
+  // (on this or another device) that would otherwise wait forever.
+  const auto of_job = [&](std::uint32_t o) {
+    return ops_[o].spec.job == job && (issued_too || !is_copy(ops_[o].spec.kind));
+  };
   for (StreamState& s : streams_) {
     s.host.remove_if(of_job, [&](std::uint32_t o) {
       records.push_back(make_record(ops_[o], status, now));

@@ -53,8 +53,9 @@ class Device {
 
   /// Queues an op on its stream. Non-blocking; completion arrives through the observer.
   virtual void submit(const OpSpec& op) = 0;
-  /// Drops queued (not issued) ops of `job` on every stream; returns how many. Each dropped op
-  /// is reported with status Dropped.
+  /// Drops queued (not issued) compute and host ops of `job` on every stream; returns how many.
+  /// Each dropped op is reported with status Dropped. Queued copies (weight loads, state
+  /// migrations) are kept: ops already issued elsewhere may depend on them.
   virtual std::size_t drop_pending(JobId job) = 0;
   /// Drops queued ops and aborts issued ones of `job` (process kill). Reported as Aborted.
   virtual std::size_t abort(JobId job) = 0;

@@ -55,7 +55,7 @@ struct LoadOptions {
 };
 
 enum class PreemptMode : std::uint8_t {
-  DropQueued,  ///< drop ops not yet issued; issued ones finish; the job resumes later
+  DropQueued,  ///< drop compute not yet issued (queued copies still run); issued ops finish
   Kill         ///< kill the job's process: abort everything, lose its device memory
 };
 
