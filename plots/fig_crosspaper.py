@@ -23,13 +23,15 @@ def plot(fig):
     fig.write_csv(["policy", "requests_served", "p50_ms", "p99_ms", "slo_attainment",
                    "training_samples_per_s", "training_iterations", "gpu0_utilisation"], rows)
     f, ax = plt.subplots(figsize=(7, 4.5))
-    for r in rows:
+    for i, r in enumerate(rows):
         p99 = r[3] if r[1] else float("nan")
         if math.isnan(p99):
             ax.annotate(f"{r[0]} (no request served)", (r[5], 1), fontsize=7, color="gray")
             continue
         ax.scatter(r[5], p99, s=40)
-        ax.annotate(r[0], (r[5], p99), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        # Stagger labels: policies can land on the same point (e.g. inference-only ones).
+        ax.annotate(r[0], (r[5], p99), textcoords="offset points", xytext=(4, 4 - 11 * (i % 3)),
+                    fontsize=8)
     ax.set_yscale("log")
     ax.set_xlabel("training throughput (samples/s)")
     ax.set_ylabel("inference p99 latency (ms, log)")
