@@ -66,18 +66,19 @@ class EventLog {
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
-  void reserve(std::size_t n) { events_.reserve(n); }
   void add(const Event& e) { events_.push_back(e); }
   /// Returns a view of a copy of `s` that lives as long as the log.
   std::string_view intern(std::string_view s);
-  [[nodiscard]] const std::vector<Event>& events() const noexcept { return events_; }
+  /// Events in emission order. A deque: appending never moves the events already logged
+  /// (a vector's regrowth copies and page-faults its way through millions of them).
+  [[nodiscard]] const std::deque<Event>& events() const noexcept { return events_; }
   [[nodiscard]] std::size_t size() const noexcept { return events_.size(); }
 
   /// One JSON object per line, fields in a fixed order (byte-identical for identical logs).
   void write_jsonl(std::ostream& out) const;
 
  private:
-  std::vector<Event> events_;
+  std::deque<Event> events_;
   std::deque<std::string> strings_;
 };
 
