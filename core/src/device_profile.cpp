@@ -67,15 +67,6 @@ DurationNs DeviceProfile::malloc_ns(std::uint64_t bytes) const noexcept {
 
 namespace {
 
-[[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file) {
-  std::string msg = e.what();
-  const std::string prefix = file + ": ";
-  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
-  const auto sep = msg.find(": ");
-  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
-  throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
-}
-
 constexpr const char* kKindKeys[kLayerKinds] = {"conv",      "linear",    "norm",       "pool",
                                                 "embedding", "attention", "elementwise"};
 
@@ -247,15 +238,7 @@ std::string join(const std::vector<std::string>& names) {
 
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw TraceError(name, "(top level)", "cannot open file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw TraceError(name, "byte " + std::to_string(e.byte),
-                     std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json doc = read_json_file(file);
   try {
     return parse_profile(doc, name);
   } catch (const ConfigError& e) {

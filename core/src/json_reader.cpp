@@ -1,6 +1,8 @@
 // Strict, typed reading of JSON objects for configs and trace files.
 #include "gpumux/json_reader.hpp"
 
+#include <fstream>
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -141,6 +143,27 @@ void JsonReader::finish() const {
   for (const auto& [key, value] : object_.items()) {
     if (read_.count(key) == 0) fail(key, "unknown key");
   }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::ifstream in(file);
+  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw TraceError(name, "byte " + std::to_string(e.byte),
+                     std::string("invalid JSON: ") + e.what());
+  }
+}
+
+void rethrow_as_trace(const ConfigError& e, const std::string& file) {
+  std::string msg = e.what();
+  const std::string prefix = file + ": ";
+  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+  const auto sep = msg.find(": ");
+  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
+  throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
 }
 
 }  // namespace gpumux

@@ -122,15 +122,6 @@ namespace {
 
 // JsonReader reports ConfigError("<file>: <path>: <problem>"); model files are traces, so the
 // same message is re-thrown as a TraceError.
-[[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file) {
-  std::string msg = e.what();
-  const std::string prefix = file + ": ";
-  if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
-  const auto sep = msg.find(": ");
-  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
-  throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
-}
-
 std::uint64_t read_count(JsonReader& r, const std::string& key, std::uint64_t max) {
   const std::int64_t v = r.required_int(key);
   if (v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
@@ -284,15 +275,7 @@ Model parse_model(const nlohmann::json& doc, const std::string& file) {
 
 Model load_model(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw TraceError(name, "(top level)", "cannot open file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw TraceError(name, "byte " + std::to_string(e.byte),
-                     std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json doc = read_json_file(file);
   try {
     return parse_model(doc, name);
   } catch (const ConfigError& e) {

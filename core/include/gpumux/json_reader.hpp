@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,5 +51,12 @@ class JsonReader {
   std::string path_;
   std::set<std::string> read_;
 };
+
+/// Reads and parses a JSON data file (model, device profile); throws TraceError naming the
+/// file when it cannot be opened or parsed.
+[[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file);
+
+/// Re-throws a ConfigError raised while reading a data file as a TraceError naming the file.
+[[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file);
 
 }  // namespace gpumux
