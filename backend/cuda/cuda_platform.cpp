@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/cuda_platform_params.hpp"
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/emulated_platform.hpp"
 #include "gpumux/errors.hpp"
@@ -56,52 +57,7 @@ std::string describe_gpu(int ordinal) {
 
 CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
   // Parameters first: a bad config is a ConfigError (exit 2) even on a machine without a GPU.
-  std::vector<int> gpus;
-  double arena_gib = 0, margin_gib = 2;
-  Precision precision = Precision::Fp32;
-  std::string preload_mode = "all";
-  std::vector<std::string> preload;
-  std::int64_t workspace_mib = 640, cpu_region_mib = 16;
-  if (!setup.params.is_null()) {
-    JsonReader r(setup.params, "<config>", "platform_params");
-    if (const auto* g = r.optional("gpus")) {
-      if (!g->is_array()) r.fail("gpus", "expected an array of GPU ordinals");
-      for (const auto& v : *g) {
-        if (!v.is_number_integer() || v.get<int>() < 0) r.fail("gpus", "expected ordinals >= 0");
-        gpus.push_back(v.get<int>());
-      }
-    }
-    arena_gib = r.number_or("arena_gib", 0);
-    if (arena_gib < 0) r.fail("arena_gib", "must be > 0");
-    margin_gib = r.non_negative("margin_gib", r.number_or("margin_gib", margin_gib));
-    const std::string p = r.string_or("precision", "fp32");
-    try {
-      precision = parse_precision(p);
-    } catch (const UsageError&) {
-      r.fail("precision", "expected fp32, tf32, bf16 or fp16, got '" + p + "'");
-    }
-    if (const auto* pl = r.optional("preload")) {
-      if (pl->is_string()) {
-        preload_mode = pl->get<std::string>();
-        if (preload_mode != "all" && preload_mode != "none") {
-          r.fail("preload", "expected \"all\", \"none\" or an array of model names");
-        }
-      } else if (pl->is_array()) {
-        preload_mode = "list";
-        for (const auto& v : *pl) {
-          if (!v.is_string()) r.fail("preload", "expected model names");
-          preload.push_back(v.get<std::string>());
-        }
-      } else {
-        r.fail("preload", "expected \"all\", \"none\" or an array of model names");
-      }
-    }
-    workspace_mib = r.int_or("workspace_mib", workspace_mib);
-    if (workspace_mib < 16) r.fail("workspace_mib", "must be an integer >= 16");
-    cpu_region_mib = r.int_or("cpu_region_mib", cpu_region_mib);
-    if (cpu_region_mib < 1) r.fail("cpu_region_mib", "must be an integer >= 1");
-    r.finish();
-  }
+  const CudaPlatformParams params = parse_cuda_platform_params(setup);
   if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
     throw std::invalid_argument("platform cuda: too many devices");
   }
@@ -117,9 +73,9 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
         "platform 'cuda': no usable GPU on this machine (cudaGetDeviceCount: " + why +
         "); run on a machine with an NVIDIA GPU and driver, or use platform 'emulated' or 'sim'");
   }
-  for (const int g : gpus) {
+  for (const int g : params.gpus) {
     if (g >= count) {
-      throw ConfigError("<config>", "platform_params.gpus",
+      throw ConfigError(setup.config_file, "platform_params.gpus",
                         "GPU " + std::to_string(g) + " does not exist (this machine has " +
                             std::to_string(count) + ")");
     }
@@ -127,10 +83,7 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
 
   store_ = std::make_unique<PinnedWeightStore>();
   if (setup.models != nullptr) {
-    std::vector<std::string> names;
-    if (preload_mode == "all") names = setup.models->names();
-    if (preload_mode == "list") names = preload;
-    for (const auto& n : names) (void)store_->pinned(setup.models->at(n));
+    for (const auto& n : params.preload) (void)store_->pinned(setup.models->at(n));
   }
 
   std::size_t gpu_index = 0;
@@ -141,17 +94,18 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
     const DeviceProfile& p = setup.profiles[i];
     if (p.kind == DeviceKind::Cpu) {
       EmulatedDeviceOptions o;
-      o.cpu_region_bytes = static_cast<std::size_t>(cpu_region_mib) * kMiB;
+      o.cpu_region_bytes = static_cast<std::size_t>(params.cpu_region_mib) * kMiB;
       devices_.push_back(std::make_unique<EmulatedDevice>(id, p, runtime_, *store_, o));
       continue;
     }
     CudaDeviceOptions o;
-    o.ordinal = gpu_index < gpus.size() ? gpus[gpu_index] : static_cast<int>(gpu_index) % count;
+    o.ordinal = gpu_index < params.gpus.size() ? params.gpus[gpu_index]
+                                               : static_cast<int>(gpu_index) % count;
     ++gpu_index;
-    o.arena_bytes = static_cast<std::uint64_t>(std::llround(arena_gib * kGiB));
-    o.margin_bytes = static_cast<std::uint64_t>(std::llround(margin_gib * kGiB));
-    o.executor.precision = precision;
-    o.executor.workspace_bytes = static_cast<std::size_t>(workspace_mib) * kMiB;
+    o.arena_bytes = static_cast<std::uint64_t>(std::llround(params.arena_gib * kGiB));
+    o.margin_bytes = static_cast<std::uint64_t>(std::llround(params.margin_gib * kGiB));
+    o.executor.precision = params.precision;
+    o.executor.workspace_bytes = static_cast<std::size_t>(params.workspace_mib) * kMiB;
     auto dev = std::make_unique<CudaDevice>(id, p, runtime_, *store_, o);
     gpus_[i] = dev.get();
     ordinals.insert(o.ordinal);
@@ -187,7 +141,7 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
       description_ += "CPU: " + devices_[i]->profile().name + " (Eigen)";
     }
   }
-  description_ += "; precision " + std::string(to_string(precision)) + ")";
+  description_ += "; precision " + std::string(to_string(params.precision)) + ")";
 
   runtime_.reset_origin();  // time 0 is now, after the slow set-up
   for (CudaDevice* g : gpus_) {

@@ -27,7 +27,7 @@ EmulatedPlatform::EmulatedPlatform(const PlatformSetup& setup) {
   std::int64_t copy_mib = 16;
   std::int64_t region_mib = 16;
   if (!setup.params.is_null()) {
-    JsonReader r(setup.params, "<config>", "platform_params");
+    JsonReader r(setup.params, setup.config_file, "platform_params");
     if (r.has("host_arena_mib")) {
       arena_mib = r.required_int("host_arena_mib");
       if (arena_mib < 1) r.fail("host_arena_mib", "must be an integer >= 1");

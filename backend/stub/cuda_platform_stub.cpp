@@ -1,5 +1,6 @@
 // Registers platform "cuda" in builds without nvcc: selecting it fails with a clear message
 // instead of a missing-name error (Ginkgo-style stub, no #ifdef in the rest of the code).
+#include "gpumux/backend/cuda_platform_params.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/platform.hpp"
 
@@ -7,7 +8,9 @@ namespace {
 
 class CudaPlatformNotCompiled final : public gpumux::Platform {
  public:
-  explicit CudaPlatformNotCompiled(const gpumux::PlatformSetup&) {
+  explicit CudaPlatformNotCompiled(const gpumux::PlatformSetup& setup) {
+    // Bad parameters are input errors (exit 2) in every build, as in the real platform.
+    (void)gpumux::parse_cuda_platform_params(setup);
     throw gpumux::NotCompiled(
         "platform 'cuda' was not compiled into this build (no nvcc found at configure time); "
         "install the CUDA toolkit and reconfigure with -DGPUMUX_CUDA=ON");

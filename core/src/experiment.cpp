@@ -1,5 +1,7 @@
 #include "gpumux/experiment.hpp"
 
+#include <algorithm>
+
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/model.hpp"
@@ -31,14 +33,23 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   setup.seed = config.seed;
   setup.models = &models;
   setup.params = config.platform_params;
+  setup.config_file = config.file;
+  setup.precision = config.cost.precision;
+  for (const JobSpec& job : config.jobs) setup.workload_models.push_back(job.model);
+  std::sort(setup.workload_models.begin(), setup.workload_models.end());
+  setup.workload_models.erase(
+      std::unique(setup.workload_models.begin(), setup.workload_models.end()),
+      setup.workload_models.end());
   for (const DeviceConfig& d : config.devices) {
     DeviceProfile p = find_device_profile(repo_root / "traces" / "devices", d.profile);
     if (d.memory_bytes) p.memory_bytes = *d.memory_bytes;
     setup.profiles.push_back(std::move(p));
   }
-  std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
+  // The policy first: its parameters are config input (exit 2) and must be checked even where
+  // the platform cannot come up (platform cuda without a GPU).
   PolicyArgs args{config.policy_params, config.file};
   std::unique_ptr<Policy> policy = PolicyRegistry::instance().create(config.policy, args);
+  std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
 
   EngineOptions options;
   options.horizon_ns = config.horizon_ns;

@@ -8,7 +8,9 @@
 namespace gpumux {
 
 SimPlatform::SimPlatform(const PlatformSetup& setup) {
-  if (!setup.params.is_null()) JsonReader(setup.params, "<config>", "platform_params").finish();
+  if (!setup.params.is_null()) {
+    JsonReader(setup.params, setup.config_file, "platform_params").finish();
+  }
   if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
     throw std::invalid_argument("platform sim: too many devices");
   }

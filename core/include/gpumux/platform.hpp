@@ -20,7 +20,12 @@ struct PlatformSetup {
   std::vector<DeviceProfile> profiles;  ///< one per device, DeviceId = index
   std::uint64_t seed = 0;
   const ModelCatalog* models = nullptr;  ///< for backends that stage real weights
+  /// The models the workload's jobs name (sorted, unique): what a real backend stages first.
+  std::vector<std::string> workload_models;
+  /// The experiment's `precision`: what a real backend computes in unless its params override.
+  Precision precision = Precision::Fp32;
   nlohmann::json params = nlohmann::json::object();  ///< platform-specific options
+  std::string config_file = "<config>";  ///< where `params` came from, for error messages
 };
 
 class Platform {

@@ -14,10 +14,11 @@
 //                    minus the margin); the Engine's pools see this size as the device memory
 //   "margin_gib":    device memory left outside the arena (default 2: cuBLAS, scratch, naive
 //                    per-tensor cudaMalloc)
-//   "precision":     "fp32" | "tf32" | "bf16" | "fp16" GEMM precision (default fp32; the
-//                    experiment's `precision` does not reach platforms, so set it here too)
-//   "preload":       "all" (default) | "none" | [model, ...]: models whose pinned weight store
-//                    is created at start-up; others are pinned on their first load (slow)
+//   "precision":     "fp32" | "tf32" | "bf16" | "fp16" GEMM precision (default: the
+//                    experiment's `precision`, which the simulator's cost model also uses)
+//   "preload":       "workload" (default: the models the jobs name) | "all" | "none" |
+//                    [model, ...]: models whose pinned weight store is created at start-up;
+//                    others are pinned on their first load (slow: page-locking ~GB/s)
 //   "workspace_mib": per-GPU scratch of the layer executor (default 640)
 //   "cpu_region_mib": Eigen scratch per operand on CPU devices (default 16)
 //

@@ -1,0 +1,31 @@
+// The platform_params of platform "cuda", parsed without CUDA: both the real platform and the
+// stub of builds without nvcc check them first, so a bad parameter is a ConfigError (exit 2)
+// on every machine, whether or not a GPU or the CUDA toolkit is there. The keys are
+// documented in gpumux/backend/cuda/cuda_platform.hpp.
+//
+// Thread rules: a pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpumux/device_profile.hpp"
+#include "gpumux/platform.hpp"
+
+namespace gpumux {
+
+struct CudaPlatformParams {
+  std::vector<int> gpus;  ///< physical GPU of each GPU profile, in order (empty: i mod count)
+  double arena_gib = 0;   ///< 0: the profile's memory, capped by free memory - margin
+  double margin_gib = 2;
+  Precision precision = Precision::Fp32;  ///< default: the experiment's precision
+  std::vector<std::string> preload;       ///< resolved model names to pin at start-up
+  std::int64_t workspace_mib = 640;
+  std::int64_t cpu_region_mib = 16;
+};
+
+/// Throws ConfigError naming setup.config_file and the key.
+[[nodiscard]] CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup);
+
+}  // namespace gpumux
