@@ -36,6 +36,6 @@ def plot(fig):
     ax.set_xlabel("training throughput (samples/s)")
     ax.set_ylabel("inference p99 latency (ms, log)")
     ax.set_title(f"All policies, one trace: Azure LLM 2023 arrivals + Philly training\n"
-                 f"(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+                 f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     fig.save(f)

@@ -37,5 +37,5 @@ def plot(fig):
         a.set_xticklabels(runs, rotation=20, fontsize=8)
         a.grid(True, axis="y", which="both", alpha=0.3)
     f.suptitle("Default experiment: ResNet-152 inference (Poisson 1/s) during ResNet-152 training "
-               f"(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     fig.save(f)

@@ -39,5 +39,5 @@ def plot(fig):
     ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(f"Olympian: 10 identical Inception-v3 clients (batch 100, 5 requests); one bar per "
-                 f"client\n(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+                 f"client\n({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     fig.save(f)

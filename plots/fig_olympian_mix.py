@@ -88,5 +88,5 @@ def plot(fig):
     a2.set_ylim(0, a2.get_ylim()[1] * 1.25)
     a3.set_ylim(0, a3.get_ylim()[1] * 1.25)
     f.suptitle("Olympian: 7-model mix x 2 clients under fair, weighted-fair and priority "
-               f"(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     fig.save(f)

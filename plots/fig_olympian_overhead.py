@@ -55,5 +55,5 @@ def plot(fig):
         a.legend(fontsize=7)
     a1.set_ylim(bottom=0)
     f.suptitle("Olympian: overhead and interleaving interval vs quantum, 10 Inception-v3 clients "
-               f"(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     fig.save(f)

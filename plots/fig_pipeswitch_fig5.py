@@ -55,5 +55,5 @@ def plot(fig):
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8, loc="upper left")
     f.suptitle("PipeSwitch Fig. 5: latency of a request arriving during ResNet-152 training "
-               "(simulated; +N = PipeSwitch - ready model, ms)", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}; +N = PipeSwitch - ready model, ms)", fontsize=10)
     fig.save(f)

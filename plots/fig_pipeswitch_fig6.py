@@ -56,5 +56,5 @@ def plot(fig):
     a2.set_yscale("log")
     a1.legend(fontsize=8)
     f.suptitle(f"PipeSwitch Fig. 6: ResNet-152 batch 8, training/inference phases alternate "
-               f"(simulated, {fig.device_label(SWEEPS[0])})", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])})", fontsize=10)
     fig.save(f)

@@ -45,6 +45,6 @@ def plot(fig):
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"Salus: hyper-parameter exploration, {n} identical jobs per model; "
-                 f"label = TF / Salus\n(simulated, {fig.device_label(SWEEPS[0])}, 14 GiB)",
+                 f"label = TF / Salus\n({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])}, 14 GiB)",
                  fontsize=10)
     fig.save(f)

@@ -62,5 +62,5 @@ def plot(fig):
     a2.grid(True, axis="y", alpha=0.3)
     a2.set_title("(b) GPUs needed", fontsize=9)
     f.suptitle(f"Salus: 42 inference services (14 models x 3) on one GPU "
-               f"(simulated, {fig.device_label(SWEEPS[0])}, 14 GiB)", fontsize=10)
+               f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])}, 14 GiB)", fontsize=10)
     fig.save(f)

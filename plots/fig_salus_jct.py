@@ -47,5 +47,5 @@ def plot(fig):
     ax.legend(fontsize=7, loc="upper left")
     n = len(next(iter(res.values()))["jobs"]) if res else 0
     ax.set_title(f"Salus: JCT CDF, {n}-job training trace; (Nx) = FIFO mean / this mean\n"
-                 f"(simulated, {fig.device_label(SWEEPS[0])}, 14 GiB)", fontsize=10)
+                 f"({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])}, 14 GiB)", fontsize=10)
     fig.save(f)

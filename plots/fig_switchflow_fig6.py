@@ -69,6 +69,6 @@ def plot(fig):
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", ncol=4)
     f.suptitle("SwitchFlow Fig. 6: p95 latency of high-priority inference under background "
-               f"training\n(simulated, {fig.device_label(SWEEPS[0])}; xN = time slicing / "
+               f"training\n({fig.platform_word(SWEEPS[0])}, {fig.device_label(SWEEPS[0])}; xN = time slicing / "
                "SwitchFlow)", fontsize=10)
     fig.save(f)

@@ -70,6 +70,7 @@ def plot(fig):
             if c == 0:
                 ax.set_ylabel("training throughput (images/s)")
         axes[r][0].legend(fontsize=7)
-    f.suptitle("SwitchFlow Fig. 7: two batch-32 training jobs; co-run vs solo (simulated; "
+    f.suptitle("SwitchFlow Fig. 7: two batch-32 training jobs; co-run vs solo "
+               f"({fig.platform_word(SWEEPS[0])}; "
                "server A: rtx2080ti, gtx1080ti, xeon-2x18)", fontsize=10)
     fig.save(f)

@@ -64,15 +64,33 @@ class FigureContext:
             for line in f:
                 yield json.loads(line)
 
+    def platform_word(self, sweep_file):
+        """How a sweep's runs were made, for titles: "simulated", "emulated" or, on a real
+        GPU, "measured on NVIDIA H100 ..." (from the first complete run's run.json)."""
+        d = self.sweep_dir(sweep_file)
+        for label in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            run = os.path.join(d, label, "run.json")
+            if os.path.exists(run):
+                with open(run) as f:
+                    platform = json.load(f).get("platform", "sim")
+                gpu = platform_gpu(platform)
+                if gpu:
+                    return "measured on " + gpu
+                return "emulated" if platform.startswith("emulated") else "simulated"
+        return "simulated"
+
     def device_label(self, sweep_file):
-        """The device profile(s) of a sweep's first complete run, for titles."""
+        """The device profile(s) of a sweep's first complete run, for titles; on a real GPU
+        also the GPU it ran on ("v100-pcie3x16 on NVIDIA H100 80GB HBM3")."""
         d = self.sweep_dir(sweep_file)
         for label in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             run = os.path.join(d, label, "run.json")
             if os.path.exists(run):
                 with open(run) as f:
                     info = json.load(f)
-                return ", ".join(x["profile"] for x in info.get("devices", []))
+                profiles = ", ".join(x["profile"] for x in info.get("devices", []))
+                gpu = platform_gpu(info.get("platform", "sim"))
+                return f"{profiles} on {gpu}" if gpu else profiles
         return "?"
 
     def write_csv(self, header, rows):
@@ -92,8 +110,10 @@ class FigureContext:
         plt.close(figure)
 
 
-def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False, events=True):
-    """Runs one sweep; False if any of its points failed (the complete ones stay usable)."""
+def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False, events=True,
+              sets=()):
+    """Runs one sweep; False if any of its points failed (the complete ones stay usable).
+    `sets` are extra "key=value" overrides applied to every point (e.g. platform=cuda)."""
     out = os.path.join(results_root, sweep_name(sweep_file))
     cmd = [gpumux, "sweep", os.path.join(ROOT, sweep_file), "-j", str(jobs), "--out-dir", out]
     if quick:
@@ -102,9 +122,20 @@ def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False, events
         cmd.append("--force")
     if not events:
         cmd += ["--set", "events=false"]  # summaries need no events file on disk
+    for s in sets:
+        cmd += ["--set", s]
     print("+ " + " ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd),
           file=sys.stderr, flush=True)
     return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
+
+
+def platform_gpu(description):
+    """The GPU name in a run.json "platform" line of platform cuda
+    ("cuda (GPU 0: NVIDIA H100 80GB HBM3 (132 SMs, ...") ; None for sim and emulated."""
+    marker = "GPU 0: "
+    if not description.startswith("cuda") or marker not in description:
+        return None
+    return description.split(marker, 1)[1].split(" (", 1)[0]
 
 
 def get(cfg, path, default=None):
@@ -199,6 +230,6 @@ def pipeswitch_ablation(fig, sweep, variant_of, variants, labels, title, log=Fal
         ax.set_title(d, fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=8, loc="upper left")
-    f.suptitle(title + " (simulated)", fontsize=10)
+    f.suptitle(f"{title} ({fig.platform_word(sweep)})", fontsize=10)
     fig.save(f)
     return rows

@@ -3,6 +3,11 @@
 says otherwise), then each figure script. Output: plots/out/<figure>.{png,pdf,csv}.
 
   /usr/bin/python3 plots/make_figures.py [--quick] [--only NAME ...] [--out DIR] [-j N]
+                                         [--platform sim|emulated|cuda] [--set KEY=VALUE ...]
+
+--platform cuda runs the same sweeps on the real GPU (one point at a time, in real time:
+each point takes its horizon in wall-clock time) into results/figures-cuda[-quick] and
+plots/out/cuda/; name the GPU with --out when committing (e.g. --out plots/gpu/h100-sxm).
 
 Sweeps are resumable: complete points under the results root are reused (--force re-runs them).
 A run's events.jsonl is deleted once its sweep is done unless a figure lists the sweep in
@@ -53,9 +58,20 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--force", action="store_true", help="re-run complete sweep points")
     ap.add_argument("--keep-events", action="store_true", help="keep every run's events.jsonl")
+    ap.add_argument("--platform", default="sim", choices=["sim", "emulated", "cuda"],
+                    help="where the sweeps run (default sim); real platforms run one point at a time")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="override applied to every run (repeatable), e.g. devices.0.profile=h100-sxm")
     args = ap.parse_args()
-    results = os.path.abspath(args.results or os.path.join(
-        figlib.ROOT, "results", "figures-quick" if args.quick else "figures"))
+    real = args.platform != "sim"
+    if real:
+        args.jobs = 1  # concurrent points would share the GPU (or the host) and skew each other
+        args.sets.insert(0, "platform=" + args.platform)
+    suffix = ("-" + args.platform if real else "") + ("-quick" if args.quick else "")
+    results = os.path.abspath(args.results or os.path.join(figlib.ROOT, "results",
+                                                           "figures" + suffix))
+    if real and args.out == ap.get_default("out"):
+        args.out = os.path.join(args.out, args.platform)
     args.gpumux = os.path.abspath(args.gpumux)
     os.makedirs(args.out, exist_ok=True)
     figures = [m for m in load_figures() if args.only is None or m.FIGURE in args.only]
@@ -71,7 +87,8 @@ def main():
             force = args.force or (s in needs_events and events_missing(results, s))
             t1 = time.time()
             keep = s in needs_events or args.keep_events
-            if not figlib.run_sweep(args.gpumux, s, results, args.quick, args.jobs, force, keep):
+            if not figlib.run_sweep(args.gpumux, s, results, args.quick, args.jobs, force, keep,
+                                    args.sets):
                 failed.append(f"sweep {s} (some points failed; see its output above)")
             print(f"  {s}: {time.time() - t1:.1f} s", file=sys.stderr, flush=True)
             if s not in needs_events and not args.keep_events:
