@@ -20,17 +20,24 @@ namespace {
 constexpr JobId kSystemJob{0xffffffffu};
 constexpr std::uint64_t kAlign = 256;
 
-std::string job_label(const JobSpec& spec) { return "'" + spec.name + "'"; }
+std::string job_label(const JobSpec& spec) {
+  return "'" + spec.name + "'";
+}
 
 }  // namespace
 
 std::string_view to_string(JobPhase p) noexcept {
   switch (p) {
-    case JobPhase::NotArrived: return "not_arrived";
-    case JobPhase::Waiting: return "waiting";
-    case JobPhase::Running: return "running";
-    case JobPhase::Finished: return "finished";
-    case JobPhase::Rejected: return "rejected";
+    case JobPhase::NotArrived:
+      return "not_arrived";
+    case JobPhase::Waiting:
+      return "waiting";
+    case JobPhase::Running:
+      return "running";
+    case JobPhase::Finished:
+      return "finished";
+    case JobPhase::Rejected:
+      return "rejected";
   }
   return "?";
 }
@@ -193,7 +200,13 @@ class EngineImpl final : public DeviceObserver, public Context {
   };
   struct Hook {
     enum class Kind : std::uint8_t {
-      JobArrival, RequestArrival, OpComplete, RequestComplete, IterationEnd, JobFinish, Timer
+      JobArrival,
+      RequestArrival,
+      OpComplete,
+      RequestComplete,
+      IterationEnd,
+      JobFinish,
+      Timer
     } kind;
     JobId job{};
     RequestId request{};
@@ -217,12 +230,10 @@ class EngineImpl final : public DeviceObserver, public Context {
     if (index_of(id) >= states_.size()) fail(command, "unknown job " + std::to_string(raw(id)));
   }
   void check_device(DeviceId id, const char* command) const {
-    if (index_of(id) >= devices_.size())
-      fail(command, "unknown device " + std::to_string(raw(id)));
+    if (index_of(id) >= devices_.size()) fail(command, "unknown device " + std::to_string(raw(id)));
   }
   void check_stream(StreamId id, const char* command) const {
-    if (index_of(id) >= streams_.size())
-      fail(command, "unknown stream " + std::to_string(raw(id)));
+    if (index_of(id) >= streams_.size()) fail(command, "unknown stream " + std::to_string(raw(id)));
   }
   JobState& active_job(JobId id, const char* command);
 
@@ -242,7 +253,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   void deliver(const Hook& h);
 
   OpId new_op(const OpSpec& spec_template, OpInfo info);
-    void add_dep(OpSpec& spec, OpId dep, const char* command) const;
+  void add_dep(OpSpec& spec, OpId dep, const char* command) const;
   Cursor advance(const JobState& s, Cursor c, std::uint32_t layers, bool* ends_unit) const;
   LayerRange range_for(const JobState& s, const Cursor& c, std::uint32_t layers) const;
   DurationNs op_cost(const JobState& s, DeviceId device, const Cursor& c, LayerRange r) const;
@@ -453,13 +464,27 @@ void EngineImpl::drain_hooks() {
 
 void EngineImpl::deliver(const Hook& h) {
   switch (h.kind) {
-    case Hook::Kind::JobArrival: policy_.on_job_arrival(*this, h.job); break;
-    case Hook::Kind::RequestArrival: policy_.on_request_arrival(*this, h.job, h.request); break;
-    case Hook::Kind::OpComplete: policy_.on_op_complete(*this, h.record); break;
-    case Hook::Kind::RequestComplete: policy_.on_request_complete(*this, h.job, h.request); break;
-    case Hook::Kind::IterationEnd: policy_.on_iteration_end(*this, h.job); break;
-    case Hook::Kind::JobFinish: policy_.on_job_finish(*this, h.job); break;
-    case Hook::Kind::Timer: policy_.on_timer(*this, h.timer, h.tag); break;
+    case Hook::Kind::JobArrival:
+      policy_.on_job_arrival(*this, h.job);
+      break;
+    case Hook::Kind::RequestArrival:
+      policy_.on_request_arrival(*this, h.job, h.request);
+      break;
+    case Hook::Kind::OpComplete:
+      policy_.on_op_complete(*this, h.record);
+      break;
+    case Hook::Kind::RequestComplete:
+      policy_.on_request_complete(*this, h.job, h.request);
+      break;
+    case Hook::Kind::IterationEnd:
+      policy_.on_iteration_end(*this, h.job);
+      break;
+    case Hook::Kind::JobFinish:
+      policy_.on_job_finish(*this, h.job);
+      break;
+    case Hook::Kind::Timer:
+      policy_.on_timer(*this, h.timer, h.tag);
+      break;
   }
 }
 
@@ -670,7 +695,8 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
       if (s.device == dst) s.device = info.migrate_from;
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -680,8 +706,8 @@ Allocation EngineImpl::allocate(JobState& s, DeviceId device, std::uint64_t byte
                                 std::string_view what) {
   if (!is_gpu(device) || bytes == 0) return Allocation{};
   const std::string where = "device " + std::to_string(raw(device)) + " (" +
-                            devices_[index_of(device)]->profile().name + "), " +
-                            std::string(what) + " of job " + job_label(*s.spec);
+                            devices_[index_of(device)]->profile().name + "), " + std::string(what) +
+                            " of job " + job_label(*s.spec);
   Allocation a = memory_[index_of(device)]->allocate(bytes, where, kAlign);
   Event e;
   e.kind = EventKind::Alloc;
@@ -694,8 +720,7 @@ Allocation EngineImpl::allocate(JobState& s, DeviceId device, std::uint64_t byte
   return a;
 }
 
-void EngineImpl::release(JobState& s, DeviceId device, const Allocation& a,
-                         std::string_view what) {
+void EngineImpl::release(JobState& s, DeviceId device, const Allocation& a, std::string_view what) {
   if (!a.valid()) return;
   memory_[index_of(device)]->deallocate(a);
   Event e;
@@ -814,8 +839,10 @@ DurationNs EngineImpl::estimate_unit_ns(JobId job, DeviceId device) const {
 JobState& EngineImpl::active_job(JobId id, const char* command) {
   check_job(id, command);
   JobState& s = states_[index_of(id)];
-  if (s.phase == JobPhase::NotArrived) fail(command, "job " + job_label(*s.spec) + " has not arrived");
-  if (s.done()) fail(command, "job " + job_label(*s.spec) + " is " + std::string(to_string(s.phase)));
+  if (s.phase == JobPhase::NotArrived)
+    fail(command, "job " + job_label(*s.spec) + " has not arrived");
+  if (s.done())
+    fail(command, "job " + job_label(*s.spec) + " is " + std::string(to_string(s.phase)));
   return s;
 }
 
@@ -994,9 +1021,8 @@ void EngineImpl::evict(JobId job, DeviceId device) {
   JobState& s = states_[index_of(job)];
   auto& res = s.residency[index_of(device)];
   if (res.ops_in_flight > 0) {
-    fail("evict", "job " + job_label(*s.spec) + " still has " +
-                      std::to_string(res.ops_in_flight) + " ops in flight on device " +
-                      std::to_string(raw(device)));
+    fail("evict", "job " + job_label(*s.spec) + " still has " + std::to_string(res.ops_in_flight) +
+                      " ops in flight on device " + std::to_string(raw(device)));
   }
   release_weights(s, device);
 }
@@ -1009,8 +1035,8 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   if (to == from) fail("migrate", "job " + job_label(*s.spec) + " is already on that device");
   const LayerRange all{0, s.model->layer_count()};
   if (!s.resident_or_loading(from, all)) {
-    fail("migrate", "job " + job_label(*s.spec) + " has no state on device " +
-                        std::to_string(raw(from)));
+    fail("migrate",
+         "job " + job_label(*s.spec) + " has no state on device " + std::to_string(raw(from)));
   }
   const DeviceId stream_dev = streams_[index_of(copy_stream)].device;
   OpKind kind;
@@ -1103,8 +1129,7 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
     s.has_last_op = false;
   }
   // The chain continues from the last op that was not dropped.
-  if (s.has_last_op && ops_[index_of(s.last_op)].finished &&
-      !ops_[index_of(s.last_op)].complete) {
+  if (s.has_last_op && ops_[index_of(s.last_op)].finished && !ops_[index_of(s.last_op)].complete) {
     s.has_last_op = false;
     for (std::size_t i = index_of(s.last_op); i-- > 0;) {
       const OpInfo& o = ops_[i];
@@ -1239,9 +1264,17 @@ Engine::Engine(Platform& platform, Policy& policy, std::vector<JobSpec> jobs,
                const ModelCatalog& models, EngineOptions options)
     : impl_(std::make_unique<EngineImpl>(platform, policy, std::move(jobs), models, options)) {}
 Engine::~Engine() = default;
-RunResult Engine::run() { return impl_->run(); }
-const EventLog& Engine::log() const noexcept { return impl_->log(); }
-EventLog Engine::take_log() noexcept { return impl_->take_log(); }
-const std::vector<JobSpec>& Engine::jobs() const noexcept { return impl_->jobs(); }
+RunResult Engine::run() {
+  return impl_->run();
+}
+const EventLog& Engine::log() const noexcept {
+  return impl_->log();
+}
+EventLog Engine::take_log() noexcept {
+  return impl_->take_log();
+}
+const std::vector<JobSpec>& Engine::jobs() const noexcept {
+  return impl_->jobs();
+}
 
 }  // namespace gpumux
