@@ -24,6 +24,20 @@ std::string job_label(const JobSpec& spec) {
   return "'" + spec.name + "'";
 }
 
+/// Device bytes a job keeps per weight byte: the weights alone (inference), or weights,
+/// gradients and optimizer slots (training).
+std::uint64_t state_factor(const JobState& s) {
+  return s.training() ? 2 + optimizer_slots(s.spec->optimizer) : 1;
+}
+
+/// Records where each layer of `range` lives when the layers' state is packed from `offset`.
+void place_layers(const JobState& s, DeviceResidency& res, LayerRange range, std::uint64_t offset) {
+  for (std::uint32_t i = range.first; i < range.last; ++i) {
+    res.offsets[i] = offset;
+    offset += s.model->layer(i).weight_bytes * state_factor(s);
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(JobPhase p) noexcept {
@@ -198,6 +212,17 @@ class EngineImpl final : public DeviceObserver, public Context {
     std::size_t load_allocation = 0;  ///< index into residency allocations (loads)
     TimeNs submitted_ns = 0;
   };
+  /// The bookkeeping of an op, started from what its spec already says.
+  static OpInfo info_of(const OpSpec& spec) {
+    OpInfo info;
+    info.job = spec.job;
+    info.device = spec.device;
+    info.stream = spec.stream;
+    info.kind = spec.kind;
+    info.purpose = spec.purpose;
+    info.layers = spec.layers;
+    return info;
+  }
   struct Hook {
     enum class Kind : std::uint8_t {
       JobArrival,
@@ -254,6 +279,8 @@ class EngineImpl final : public DeviceObserver, public Context {
 
   OpId new_op(const OpSpec& spec_template, OpInfo info);
   void add_dep(OpSpec& spec, OpId dep, const char* command) const;
+  /// Makes `spec` wait for the start-up (process, context) of `stream`'s context, if any.
+  void add_context_dep(OpSpec& spec, StreamId stream, const char* command) const;
   Cursor advance(const JobState& s, Cursor c, std::uint32_t layers, bool* ends_unit) const;
   LayerRange range_for(const JobState& s, const Cursor& c, std::uint32_t layers) const;
   DurationNs op_cost(const JobState& s, DeviceId device, const Cursor& c, LayerRange r) const;
@@ -769,7 +796,7 @@ std::uint64_t EngineImpl::persistent_bytes(JobId job) const {
   check_job(job, "persistent_bytes");
   const JobState& s = states_[index_of(job)];
   const std::uint64_t w = s.model->weight_bytes();
-  return s.training() ? w * (2 + optimizer_slots(s.spec->optimizer)) : w;
+  return w * state_factor(s);
 }
 
 std::uint64_t EngineImpl::ephemeral_bytes(JobId job) const {
@@ -875,6 +902,11 @@ void EngineImpl::add_dep(OpSpec& spec, OpId dep, const char* command) const {
   spec.after.add(dep);
 }
 
+void EngineImpl::add_context_dep(OpSpec& spec, StreamId stream, const char* command) const {
+  const ContextInfo& ctx = contexts_[index_of(streams_[index_of(stream)].context)];
+  if (ctx.has_start_op) add_dep(spec, ctx.start_op, command);
+}
+
 OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions options) {
   JobState& s = active_job(job, "dispatch");
   check_stream(stream, "dispatch");
@@ -918,8 +950,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     spec.layer_offsets = res.offsets.data();
     spec.activation_offset = res.activations.offset;
   }
-  const ContextInfo& ctx = contexts_[index_of(streams_[index_of(stream)].context)];
-  if (ctx.has_start_op) add_dep(spec, ctx.start_op, "dispatch");
+  add_context_dep(spec, stream, "dispatch");
   if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
   // Wait for the loads (or migration) bringing in these layers.
   for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
@@ -929,13 +960,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     if (h.valid()) add_dep(spec, h.op, "dispatch");
   }
 
-  OpInfo info;
-  info.job = job;
-  info.device = device;
-  info.stream = stream;
-  info.kind = OpKind::Compute;
-  info.purpose = spec.purpose;
-  info.layers = range;
+  OpInfo info = info_of(spec);
   info.before = s.dispatched;
   info.after = advance(s, s.dispatched, range.size(), &info.ends_unit);
   info.counts_in_flight = true;
@@ -963,16 +988,11 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
                        " is already on device " + std::to_string(raw(device)));
     }
   }
-  const std::uint64_t weights = s.model->weight_bytes(range);
-  const std::uint64_t state_factor = s.training() ? 2 + optimizer_slots(s.spec->optimizer) : 1;
-  const Allocation a = allocate(s, device, weights * state_factor, "weights");
+  const Allocation a =
+      allocate(s, device, s.model->weight_bytes(range) * state_factor(s), "weights");
   res.allocations.push_back(a);
   res.bytes += a.bytes;
-  std::uint64_t offset = a.offset;
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    res.offsets[i] = offset;
-    offset += s.model->layer(i).weight_bytes * state_factor;
-  }
+  place_layers(s, res, range, a.offset);
 
   OpSpec spec;
   spec.job = job;
@@ -991,18 +1011,11 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
     spec.setup_ns = static_cast<DurationNs>(tensors) *
                     devices_[index_of(device)]->profile().malloc_ns(a.bytes / tensors);
   }
-  const ContextInfo& ctx = contexts_[index_of(streams_[index_of(copy_stream)].context)];
-  if (ctx.has_start_op) add_dep(spec, ctx.start_op, "load");
+  add_context_dep(spec, copy_stream, "load");
   for (const OpHandle& h : options.after) {
     if (h.valid()) add_dep(spec, h.op, "load");
   }
-  OpInfo info;
-  info.job = job;
-  info.device = device;
-  info.stream = copy_stream;
-  info.kind = OpKind::CopyH2D;
-  info.purpose = OpPurpose::LoadWeights;
-  info.layers = range;
+  OpInfo info = info_of(spec);
   info.counts_in_flight = true;
   info.load_allocation = res.allocations.size() - 1;
   const OpId id{ops_.size()};
@@ -1059,12 +1072,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
     const Allocation a = allocate(s, to, persistent_bytes(job), "state");
     dst.allocations.push_back(a);
     dst.bytes += a.bytes;
-    const std::uint64_t factor = s.training() ? 2 + optimizer_slots(s.spec->optimizer) : 1;
-    std::uint64_t offset = a.offset;
-    for (std::uint32_t i = 0; i < all.last; ++i) {
-      dst.offsets[i] = offset;
-      offset += s.model->layer(i).weight_bytes * factor;
-    }
+    place_layers(s, dst, all, a.offset);
   }
   OpSpec spec;
   spec.job = job;
@@ -1077,20 +1085,15 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   spec.bytes = load_bytes(job, all);
   spec.peer = to;
   spec.layer_offsets = dst.offsets.data();
-  const ContextInfo& ctx = contexts_[index_of(streams_[index_of(copy_stream)].context)];
-  if (ctx.has_start_op) add_dep(spec, ctx.start_op, "migrate");
-  if (s.has_last_op) add_dep(spec, s.last_op, "migrate");
+  if (is_gpu(to)) spec.weight_offset = dst.offsets[0];
   const auto& src = s.residency[index_of(from)];
+  if (is_gpu(from)) spec.source_offset = src.offsets[0];
+  add_context_dep(spec, copy_stream, "migrate");
+  if (s.has_last_op) add_dep(spec, s.last_op, "migrate");
   for (std::uint32_t i = 0; i < all.last; ++i) {
     if (src.layers[i] == Residency::Loading) add_dep(spec, src.loading_op[i], "migrate");
   }
-  OpInfo info;
-  info.job = job;
-  info.device = stream_dev;
-  info.stream = copy_stream;
-  info.kind = kind;
-  info.purpose = OpPurpose::MigrateState;
-  info.layers = all;
+  OpInfo info = info_of(spec);
   info.counts_in_flight = true;
   info.migrate_from = from;
   info.migrate_to = to;
@@ -1162,12 +1165,7 @@ OpHandle EngineImpl::delay(JobId job, StreamId stream, DurationNs duration_ns) {
   spec.purpose = OpPurpose::Other;
   spec.solo_ns = duration_ns;
   if (s.has_last_op) add_dep(spec, s.last_op, "delay");
-  OpInfo info;
-  info.job = job;
-  info.device = spec.device;
-  info.stream = stream;
-  info.kind = OpKind::Host;
-  info.purpose = OpPurpose::Other;
+  OpInfo info = info_of(spec);
   info.counts_in_flight = true;
   const OpId id = new_op(spec, info);
   return OpHandle{id, true};
@@ -1201,13 +1199,7 @@ ContextId EngineImpl::create_context(DeviceId device, ContextOptions options, Co
     spec.kind = OpKind::Host;
     spec.purpose = OpPurpose::StartContext;
     spec.solo_ns = cost;
-    OpInfo info;
-    info.job = kSystemJob;
-    info.device = device;
-    info.stream = setup;
-    info.kind = OpKind::Host;
-    info.purpose = OpPurpose::StartContext;
-    contexts_.back().start_op = new_op(spec, info);
+    contexts_.back().start_op = new_op(spec, info_of(spec));
     contexts_.back().has_start_op = true;
   }
   return id;

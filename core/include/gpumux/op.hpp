@@ -73,6 +73,8 @@ struct OpSpec {
   /// tracked, e.g. on a CPU device); valid until the op finishes.
   const std::uint64_t* layer_offsets = nullptr;
   std::uint64_t weight_offset = 0;  ///< copies: destination offset of the first byte
+  /// Copies leaving a GPU (CopyD2H, CopyD2D): offset of the first byte on the source device.
+  std::uint64_t source_offset = 0;
   std::uint64_t activation_offset = 0;
 
   /// Predicted solo time on the device (compute, host ops); copies are timed by the link.
