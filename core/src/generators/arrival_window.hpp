@@ -1,13 +1,17 @@
-// Parameters shared by the open-loop arrival generators: when arrivals start (start_s,
-// default: the service's arrival) and when they stop (after duration_s, after count
-// arrivals, or whichever comes first).
+// What the open-loop arrival generators share: when arrivals start (start_s, default: the
+// service's arrival) and stop (after duration_s, after count arrivals, or whichever comes
+// first), the collection of arrival times against that window, and the uniform draw their
+// random gaps are built from. Times in ns.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
+#include "gpumux/errors.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/time.hpp"
 
@@ -44,6 +48,67 @@ struct ArrivalWindow {
     if (!w.duration_ns && !w.count) r.fail("", "needs duration_s or count (or both)");
     return w;
   }
+};
+
+/// Uniform in [0, 1) from the top 53 bits: the same sequence on every standard library.
+inline double uniform01(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+/// Collects one generate() call's arrivals, in order, against a window.
+class ArrivalSink {
+ public:
+  /// `file` and `path` name the generator's config for errors; `hint` ends the overflow
+  /// message ("lower count or raise rate_per_s").
+  ArrivalSink(const ArrivalWindow& window, TimeNs default_start_ns, const std::string& file,
+              const std::string& path, const char* hint)
+      : start_(window.start_ns.value_or(default_start_ns)),
+        end_(window.duration_ns ? start_ + *window.duration_ns : kTimeNever),
+        count_(window.count),
+        file_(file),
+        path_(path),
+        hint_(hint) {}
+
+  [[nodiscard]] TimeNs start() const noexcept { return start_; }
+  /// Whether the count allows another arrival.
+  [[nodiscard]] bool wants_more() const noexcept { return !count_ || out_.size() < *count_; }
+  /// Adds the arrival `offset_ns` after the start (rounded to the ns); false, adding nothing,
+  /// when it falls at or after the window's end. Throws ConfigError past 4e18 ns or beyond
+  /// kMaxArrivals arrivals.
+  bool add(double offset_ns) {
+    check_overflow(offset_ns);
+    return add_exact(static_cast<TimeNs>(std::llround(offset_ns)));
+  }
+  /// As add() for an offset already in whole ns; `approx_ns` is its value as a double, for
+  /// the overflow check.
+  bool add(double approx_ns, TimeNs offset_ns) {
+    check_overflow(approx_ns);
+    return add_exact(offset_ns);
+  }
+  [[nodiscard]] std::vector<TimeNs> take() { return std::move(out_); }
+
+ private:
+  void check_overflow(double offset_ns) const {
+    if (offset_ns > 4e18 - static_cast<double>(start_)) {
+      throw ConfigError(file_, path_, std::string("arrival times overflow; ") + hint_);
+    }
+  }
+  bool add_exact(TimeNs offset_ns) {
+    const TimeNs x = start_ + offset_ns;
+    if (x >= end_) return false;
+    if (out_.size() >= kMaxArrivals) {
+      throw ConfigError(file_, path_, "more than " + std::to_string(kMaxArrivals) + " arrivals");
+    }
+    out_.push_back(x);
+    return true;
+  }
+
+  TimeNs start_, end_;
+  std::optional<std::uint64_t> count_;
+  const std::string& file_;
+  const std::string& path_;
+  const char* hint_;
+  std::vector<TimeNs> out_;
 };
 
 }  // namespace gpumux::generators

@@ -1,7 +1,6 @@
 // Arrival generator "gamma": bursty open-loop requests whose gaps are gamma-distributed with
 // mean 1/rate_per_s and coefficient of variation cv (shape 1/cv^2; cv = 1 is Poisson).
 #include <cmath>
-#include <optional>
 
 #include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
@@ -10,14 +9,12 @@
 namespace gpumux {
 namespace {
 
+using generators::ArrivalSink;
+using generators::ArrivalWindow;
 using generators::bounded;
-using generators::kMaxArrivals;
+using generators::uniform01;
 
 constexpr double kPi = 3.14159265358979323846;
-
-double uniform01(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
 
 // Box-Muller; written out (not std::normal_distribution) so sequences match across libraries.
 double standard_normal(std::mt19937_64& rng) {
@@ -54,40 +51,25 @@ class GammaGenerator final : public ArrivalGenerator {
     const double cv = bounded(r, "cv", true);
     if (cv < 1e-3 || cv > 100) r.fail("cv", "must be in [0.001, 100]");
     shape_ = 1.0 / (cv * cv);
-    const generators::ArrivalWindow window = generators::ArrivalWindow::read(r);
-    start_ns_ = window.start_ns;
-    duration_ns_ = window.duration_ns;
-    count_ = window.count;
+    window_ = ArrivalWindow::read(r);
     r.finish();
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    const TimeNs start = start_ns_.value_or(default_start_ns);
-    const TimeNs end = duration_ns_ ? start + *duration_ns_ : kTimeNever;
+    ArrivalSink sink(window_, default_start_ns, file_, path_, "lower count or raise rate_per_s");
     const double scale_ns = 1e9 / rate_per_s_ / shape_;  // mean gap = shape * scale
-    std::vector<TimeNs> out;
     double t = 0;
-    while (!count_ || out.size() < *count_) {
+    while (sink.wants_more()) {
       t += standard_gamma(rng, shape_) * scale_ns;
-      if (t > 4e18 - static_cast<double>(start)) {
-        throw ConfigError(file_, path_, "arrival times overflow; lower count or raise rate_per_s");
-      }
-      const TimeNs x = start + static_cast<TimeNs>(std::llround(t));
-      if (x >= end) break;
-      if (out.size() >= kMaxArrivals) {
-        throw ConfigError(file_, path_, "more than " + std::to_string(kMaxArrivals) + " arrivals");
-      }
-      out.push_back(x);
+      if (!sink.add(t)) break;
     }
-    return out;
+    return sink.take();
   }
 
  private:
   std::string file_, path_;
   double rate_per_s_ = 0, shape_ = 1;
-  std::optional<TimeNs> start_ns_;
-  std::optional<DurationNs> duration_ns_;
-  std::optional<std::uint64_t> count_;
+  ArrivalWindow window_;
 };
 
 }  // namespace
