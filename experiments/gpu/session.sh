@@ -41,13 +41,18 @@ step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, remembers a fa
 build() {
   [ -d .deps/usr ] || { echo "no .deps/: run experiments/gpu/carry_deps.sh here and carry .deps"; return 1; }
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/.deps/usr" \
-    -DGPUMUX_CUDA=ON -DGPUMUX_BUILD_BENCHMARKS=OFF -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)  # the GPU image has ninja, not make
+  cmake -S . -B build-gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$PWD/.deps/usr" -DGPUMUX_CUDA=ON -DGPUMUX_BUILD_BENCHMARKS=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null &&
     cmake --build build-gpu -j "$(nproc)" 2>&1 | grep -E "error|warning|Built target gpumux$" | tail -40
   test -x "$GPUMUX"
 }
 
-gpu_tests() { ctest --test-dir build-gpu -L gpu -E parity --output-on-failure --timeout 300; }
+# A CUDA fault can stop host callbacks and leave a run waiting forever: short timeouts keep
+# one hang from eating a whole 10-minute call.
+gpu_tests() { ctest --test-dir build-gpu -L gpu -E parity --output-on-failure --timeout 120; }
 
 calibrate() {
   "$GPUMUX" calibrate --device "$PROFILE" --quick &&
@@ -56,13 +61,13 @@ calibrate() {
 
 parity() {
   GPUMUX_PARITY_PROFILE="$PROFILE.calibrated" \
-    ctest --test-dir build-gpu -L gpu -R parity -V --timeout 300
+    ctest --test-dir build-gpu -L gpu -R parity -V --timeout 180
 }
 
 switch() {
   local p
   for p in sim cuda; do
-    "$GPUMUX" run experiments/configs/default.json --set platform=$p --set policy.name=pipeswitch \
+    timeout 120 "$GPUMUX" run experiments/configs/default.json --set platform=$p --set policy.name=pipeswitch \
       --set "devices.0.profile=$PROFILE.calibrated" --set horizon_s=10 --set trace=false \
       --out "results/switch-$p" || return 1
     cp "results/switch-$p/summary.json" "$OUT/switch-summary-$p.json"
