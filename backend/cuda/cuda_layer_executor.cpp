@@ -240,12 +240,12 @@ void CudaLayerExecutor::backward(const Model& model, std::uint32_t layer, std::u
         // dX = dY W^T
         gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
                     dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
-        // dW += X^T dY, per GEMM of the chunk
-        for (std::uint64_t i = 0; i < cn; ++i) {
-          const bool first = c0 == 0 && r0 == 0 && i == 0;
-          gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, rn, dy_ + i * rn * g.n * eb, g.n, 0,
-                      x_ + i * rn * g.k * eb, g.k, 0, dw, g.n, 0, 1, first ? 0.0f : 1.0f, stream);
-        }
+        // dW += X^T dY summed over the chunk's GEMMs (as the Eigen executor does): their rows
+        // are contiguous in X and dY, so one GEMM over the stacked cn * rn rows does it, not
+        // cn launches (7136 per MobileNet-v2 backward pass otherwise).
+        const bool first = c0 == 0 && r0 == 0;
+        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, cn * rn, dy_, g.n, 0, x_, g.k, 0, dw, g.n,
+                    0, 1, first ? 0.0f : 1.0f, stream);
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -86,7 +87,27 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
     for (const auto& n : params.preload) (void)store_->pinned(setup.models->at(n));
   }
 
-  std::size_t gpu_index = 0;
+  // The physical GPU of each GPU profile, and how many profiles share each GPU.
+  std::vector<int> ordinal_of(setup.profiles.size(), -1);
+  std::map<int, std::uint64_t> sharing;
+  for (std::size_t i = 0, gpu_index = 0; i < setup.profiles.size(); ++i) {
+    if (setup.profiles[i].kind == DeviceKind::Cpu) continue;
+    ordinal_of[i] = gpu_index < params.gpus.size() ? params.gpus[gpu_index]
+                                                   : static_cast<int>(gpu_index) % count;
+    ++gpu_index;
+    ++sharing[ordinal_of[i]];
+  }
+  const auto margin = static_cast<std::uint64_t>(std::llround(params.margin_gib * kGiB));
+  // Default arenas of profiles sharing one GPU split its free memory evenly, keeping a margin
+  // for each one's executor (the first would otherwise take it all and leave the others none).
+  std::map<int, std::uint64_t> shared_cap;
+  for (const auto& [ordinal, n] : sharing) {
+    if (n > 1) {
+      const std::uint64_t usable = CudaArena::fit(ordinal, ~std::uint64_t{0}, margin * n);
+      shared_cap[ordinal] = usable / n & ~((std::uint64_t{1} << 20) - 1);
+    }
+  }
+
   std::set<int> ordinals;
   gpus_.assign(setup.profiles.size(), nullptr);
   for (std::size_t i = 0; i < setup.profiles.size(); ++i) {
@@ -99,11 +120,12 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
       continue;
     }
     CudaDeviceOptions o;
-    o.ordinal = gpu_index < params.gpus.size() ? params.gpus[gpu_index]
-                                               : static_cast<int>(gpu_index) % count;
-    ++gpu_index;
+    o.ordinal = ordinal_of[i];
     o.arena_bytes = static_cast<std::uint64_t>(std::llround(params.arena_gib * kGiB));
-    o.margin_bytes = static_cast<std::uint64_t>(std::llround(params.margin_gib * kGiB));
+    if (o.arena_bytes == 0 && shared_cap.count(o.ordinal) > 0) {
+      o.arena_bytes = std::min(p.memory_bytes, shared_cap[o.ordinal]);
+    }
+    o.margin_bytes = margin;
     o.executor.precision = params.precision;
     o.executor.workspace_bytes = static_cast<std::size_t>(params.workspace_mib) * kMiB;
     auto dev = std::make_unique<CudaDevice>(id, p, runtime_, *store_, o);

@@ -11,7 +11,8 @@
 //   "gpus":          [ordinal, ...] physical GPU of each GPU profile, in order (default: the
 //                    i-th GPU profile uses GPU i modulo the number of GPUs)
 //   "arena_gib":     device arena per GPU (default: the profile's memory, capped by free memory
-//                    minus the margin); the Engine's pools see this size as the device memory
+//                    minus the margin; profiles sharing one GPU split its free memory evenly);
+//                    the Engine's pools see this size as the device memory
 //   "margin_gib":    device memory left outside the arena (default 2: cuBLAS, scratch, naive
 //                    per-tensor cudaMalloc)
 //   "precision":     "fp32" | "tf32" | "bf16" | "fp16" GEMM precision (default: the
