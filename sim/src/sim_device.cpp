@@ -31,42 +31,14 @@ bool positive_finite(double v) noexcept {
 
 }  // namespace
 
-// ---- IndexRing ----
-
-void SimDevice::IndexRing::push_back(std::uint32_t v) {
-  if (size_ == buf_.size()) {
-    std::vector<std::uint32_t> bigger(std::max<std::size_t>(8, buf_.size() * 2));
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
-    buf_.swap(bigger);
-    head_ = 0;
-  }
-  buf_[(head_ + size_) & (buf_.size() - 1)] = v;
-  ++size_;
-}
-
-void SimDevice::IndexRing::pop_front() noexcept {
-  head_ = (head_ + 1) & (buf_.size() - 1);
-  --size_;
-}
-
-template <class Pred, class Take>
-void SimDevice::IndexRing::remove_if(Pred pred, Take take) {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < size_; ++i) {
-    const std::uint32_t v = (*this)[i];
-    if (pred(v)) {
-      take(v);
-    } else {
-      buf_[(head_ + kept++) & (buf_.size() - 1)] = v;  // kept <= i: already read
-    }
-  }
-  size_ = kept;
-}
-
 // ---- set-up ----
 
 SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
-    : id_(id), profile_(std::move(profile)), runtime_(runtime), last_update_(runtime.now()) {
+    : id_(id),
+      profile_(std::move(profile)),
+      runtime_(runtime),
+      queues_("SimDevice " + profile_.name),
+      last_update_(runtime.now()) {
   // A CPU has no link and no MPS: only the fields the device will use must make sense.
   const bool ok = positive_finite(profile_.concurrent_efficiency) &&
                   (!is_gpu() || (positive_finite(profile_.mps_efficiency) &&
@@ -100,80 +72,31 @@ void SimDevice::add_context(ContextId ctx, ContextOptions options) {
 }
 
 void SimDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  const std::string where =
-      "SimDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
-  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
   const auto it = context_tsg_.find(ctx);
-  if (it == context_tsg_.end()) {
-    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
-  }
-  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
+  queues_.check_new_stream(stream, ctx, it != context_tsg_.end(), options);
   StreamState s;
-  s.id = stream;
   s.tsg = it->second;
-  s.priority = options.priority;
-  s.max_in_flight = options.max_in_flight;
-  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
-  streams_.push_back(std::move(s));
-}
-
-std::uint32_t SimDevice::stream_index(StreamId stream) const {
-  const auto it = stream_index_.find(stream);
-  if (it == stream_index_.end()) {
-    throw std::invalid_argument("SimDevice " + profile_.name + ": unknown stream " +
-                                std::to_string(raw(stream)));
-  }
-  return it->second;
+  queues_.add_stream(stream, options, std::move(s));
 }
 
 std::size_t SimDevice::queued(StreamId stream) const {
-  return streams_[stream_index(stream)].host.size();
+  return queues_.queued(stream);
 }
 
 std::size_t SimDevice::in_flight(StreamId stream) const {
-  return streams_[stream_index(stream)].issued.size();
+  return queues_.in_flight(stream);
 }
 
 // ---- commands ----
 
 void SimDevice::submit(const OpSpec& op) {
-  // Messages are built only on failure: submit() is on the hot path.
-  const auto where = [&] {
-    return "SimDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
-  };
-  if (observer_ == nullptr) throw std::logic_error(where() + ": no observer set");
-  if (op.device != id_) throw std::invalid_argument(where() + ": submitted to the wrong device");
-  const std::uint32_t si = stream_index(op.stream);
-  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where() + ": negative time");
-  switch (op.kind) {
-    case OpKind::Compute:
-      if (!(op.demand > 0.0 && op.demand <= 1.0)) {
-        throw std::invalid_argument(where() + ": demand " + std::to_string(op.demand) +
-                                    " outside (0, 1]");
-      }
-      break;
-    case OpKind::Host:
-      break;
-    case OpKind::CopyH2D:
-    case OpKind::CopyD2H:
-    case OpKind::CopyD2D: {
-      if (!is_gpu()) throw std::logic_error(where() + ": a CPU device has no copy engine");
-      const bool ok = op.kind == OpKind::CopyH2D ? profile_.h2d_gbps > 0
-                      : op.kind == OpKind::CopyD2H
-                          ? profile_.d2h_gbps > 0
-                          : profile_.d2h_gbps > 0 && profile_.peer_gbps > 0;
-      if (!ok) throw std::logic_error(where() + ": the device profile has no bandwidth for it");
-      break;
-    }
-  }
-  const std::uint32_t o = alloc_op();
-  OpState& st = ops_[o];
-  st = OpState{};
+  const std::uint32_t si = queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/true);
+  const std::uint32_t o = queues_.enqueue(si);
+  OpState& st = queues_.op(o);
   st.spec = op;
   st.submitted_ns = runtime_.now();
   st.stream = si;
-  streams_[si].host.push_back(o);
-  issue(streams_[si]);  // so queued()/in_flight() are right at once
+  issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   request_evaluate();
 }
 
@@ -188,8 +111,8 @@ std::size_t SimDevice::abort(JobId job) {
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
   // completion anywhere, so skip the evaluation event when nothing waits.
-  for (const StreamState& s : streams_) {
-    if (!s.issued.empty() && ops_[s.issued.front()].phase == Phase::Waiting) {
+  for (const StreamState& s : queues_.streams()) {
+    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       request_evaluate();
       return;
     }
@@ -201,30 +124,21 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   if (issued_too) advance(now);  // bank progress at the old rates before the set changes
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;  // rare path: allocation is fine
-  // Dropping spares queued copies: a load or migration may already have issued dependents
-  // (on this or another device) that would otherwise wait forever.
-  const auto of_job = [&](std::uint32_t o) {
-    return ops_[o].spec.job == job && (issued_too || !is_copy(ops_[o].spec.kind));
-  };
-  for (StreamState& s : streams_) {
-    s.host.remove_if(of_job, [&](std::uint32_t o) {
-      records.push_back(make_record(ops_[o], status, now));
-      free_ops_.push_back(o);
-    });
-    if (!issued_too) continue;
-    s.issued.remove_if(of_job, [&](std::uint32_t o) {
+  const auto take = [&](std::uint32_t o) {
+    const OpState& op = queues_.op(o);
+    if (op.phase != Phase::Queued) {
       // A start not yet reported (same evaluation) is withdrawn: the op never started.
       for (std::size_t i = delivering_ + 1; i < notices_.size(); ++i) {
         Notice& n = notices_[i];
-        if (n.kind == Notice::Kind::Started && n.record.op == ops_[o].spec.id) {
+        if (n.kind == Notice::Kind::Started && n.record.op == op.spec.id) {
           n.kind = Notice::Kind::Void;
         }
       }
-      records.push_back(make_record(ops_[o], status, now));
-      free_ops_.push_back(o);
-    });
-    issue(s);
-  }
+    }
+    records.push_back(make_record(op, status, now));
+    queues_.release(o);
+  };
+  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Waiting; });
   if (records.empty()) return 0;
   request_evaluate();
   if (observer_ != nullptr) {
@@ -233,23 +147,8 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   return records.size();
 }
 
-std::uint32_t SimDevice::alloc_op() {
-  if (!free_ops_.empty()) {
-    const std::uint32_t o = free_ops_.back();
-    free_ops_.pop_back();
-    return o;
-  }
-  ops_.emplace_back();
-  return static_cast<std::uint32_t>(ops_.size() - 1);
-}
-
 void SimDevice::issue(StreamState& s) {
-  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
-    const std::uint32_t o = s.host.front();
-    s.host.pop_front();
-    ops_[o].phase = Phase::Waiting;
-    s.issued.push_back(o);
-  }
+  queues_.issue(s, [](OpState& op) { op.phase = Phase::Waiting; });
 }
 
 bool SimDevice::dependencies_met(const OpState& op) const {
@@ -260,20 +159,8 @@ bool SimDevice::dependencies_met(const OpState& op) const {
 }
 
 OpRecord SimDevice::make_record(const OpState& op, OpStatus status, TimeNs now) const {
-  OpRecord r;
-  r.op = op.spec.id;
-  r.job = op.spec.job;
-  r.device = id_;
-  r.stream = op.spec.stream;
-  r.kind = op.spec.kind;
-  r.purpose = op.spec.purpose;
-  r.status = status;
-  r.layers = op.spec.layers;
-  r.submitted_ns = op.submitted_ns;
   const bool started = op.phase == Phase::Latency || op.phase == Phase::Running;
-  r.started_ns = started ? op.started_ns : now;
-  r.finished_ns = now;
-  return r;
+  return op_record(op.spec, status, op.submitted_ns, started ? op.started_ns : now, now);
 }
 
 // ---- evaluation ----
@@ -324,9 +211,9 @@ void SimDevice::advance(TimeNs now) noexcept {
   last_update_ = now;
   if (elapsed <= 0) return;
   const double dt = static_cast<double>(elapsed);
-  for (StreamState& s : streams_) {
+  for (StreamState& s : queues_.streams()) {
     if (s.issued.empty()) continue;
-    OpState& op = ops_[s.issued.front()];
+    OpState& op = queues_.op(s.issued.front());
     if (op.phase != Phase::Running || op.resource == Resource::None || op.rate <= 0.0) continue;
     op.remaining -= dt * op.rate;
     if (op.remaining < 0.0) op.remaining = 0.0;
@@ -334,12 +221,12 @@ void SimDevice::advance(TimeNs now) noexcept {
 }
 
 void SimDevice::step_streams(TimeNs now) {
-  for (StreamState& s : streams_) {
+  for (StreamState& s : queues_.streams()) {
     for (;;) {
       issue(s);
       if (s.issued.empty()) break;
       const std::uint32_t o = s.issued.front();
-      OpState& op = ops_[o];
+      OpState& op = queues_.op(o);
       if (op.phase == Phase::Waiting) {
         if (!dependencies_met(op)) break;
         op.phase = Phase::Setup;
@@ -401,7 +288,7 @@ void SimDevice::step_streams(TimeNs now) {
       if (!done) break;
       Notice n{Notice::Kind::Finished, {}, 0, now, make_record(op, OpStatus::Ok, now)};
       s.issued.pop_front();
-      free_ops_.push_back(o);
+      queues_.release(o);
       notices_.push_back(n);
     }
   }
@@ -410,9 +297,9 @@ void SimDevice::step_streams(TimeNs now) {
 void SimDevice::update_timeslice(TimeNs now) {
   std::fill(runnable_.begin(), runnable_.end(), std::uint8_t{0});
   bool any = false;
-  for (const StreamState& s : streams_) {
+  for (const StreamState& s : queues_.streams()) {
     if (s.issued.empty()) continue;
-    const OpState& op = ops_[s.issued.front()];
+    const OpState& op = queues_.op(s.issued.front());
     if (op.phase == Phase::Running && op.resource == Resource::Compute) {
       runnable_[s.tsg] = 1;
       any = true;
@@ -471,10 +358,10 @@ void SimDevice::recompute_rates(TimeNs now) {
   scratch_ops_.clear();
   scratch_prio_.clear();
   scratch_caps_.clear();
-  for (const StreamState& s : streams_) {
+  for (const StreamState& s : queues_.streams()) {
     if (s.issued.empty()) continue;
     const std::uint32_t o = s.issued.front();
-    OpState& op = ops_[o];
+    OpState& op = queues_.op(o);
     if (op.phase != Phase::Running || op.resource != Resource::Compute) continue;
     const bool holds_gpu =
         !is_gpu() || (!switching_ && loaded_ == static_cast<std::int64_t>(s.tsg));
@@ -497,7 +384,7 @@ void SimDevice::recompute_rates(TimeNs now) {
         is_gpu() && loaded_ == mps_tsg_ ? profile_.mps_efficiency : profile_.concurrent_efficiency;
   }
   for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
-    OpState& op = ops_[scratch_ops_[i]];
+    OpState& op = queues_.op(scratch_ops_[i]);
     op.rate = scratch_shares_[i] / op.cap;
     if (efficiency != 1.0) op.rate *= efficiency;
     op.finish_ns =
@@ -512,10 +399,10 @@ void SimDevice::recompute_rates(TimeNs now) {
 void SimDevice::share_link(Resource resource, double bandwidth, TimeNs now) {
   scratch_ops_.clear();
   scratch_caps_.clear();
-  for (const StreamState& s : streams_) {
+  for (const StreamState& s : queues_.streams()) {
     if (s.issued.empty()) continue;
     const std::uint32_t o = s.issued.front();
-    const OpState& op = ops_[o];
+    const OpState& op = queues_.op(o);
     if (op.phase != Phase::Running || op.resource != resource) continue;
     scratch_ops_.push_back(o);
     scratch_caps_.push_back(op.cap);
@@ -524,7 +411,7 @@ void SimDevice::share_link(Resource resource, double bandwidth, TimeNs now) {
   scratch_shares_.resize(scratch_ops_.size());
   water_fill(bandwidth, scratch_caps_, scratch_shares_);
   for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
-    OpState& op = ops_[scratch_ops_[i]];
+    OpState& op = queues_.op(scratch_ops_[i]);
     op.rate = scratch_shares_[i];
     op.finish_ns =
         op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
@@ -558,8 +445,8 @@ void SimDevice::deliver_notices() {
   delivering_ = 0;
   if (!finished_any) return;
   // An op of this device may wait for one that just finished here.
-  for (const StreamState& s : streams_) {
-    if (!s.issued.empty() && ops_[s.issued.front()].phase == Phase::Waiting) {
+  for (const StreamState& s : queues_.streams()) {
+    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       dirty_ = true;
       return;
     }
@@ -568,9 +455,9 @@ void SimDevice::deliver_notices() {
 
 void SimDevice::schedule_next() {
   TimeNs next = kTimeNever;
-  for (const StreamState& s : streams_) {
+  for (const StreamState& s : queues_.streams()) {
     if (s.issued.empty()) continue;
-    const OpState& op = ops_[s.issued.front()];
+    const OpState& op = queues_.op(s.issued.front());
     switch (op.phase) {
       case Phase::Setup:
       case Phase::Latency:

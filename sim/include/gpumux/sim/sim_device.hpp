@@ -66,6 +66,7 @@
 #include "gpumux/device.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/runtime.hpp"
+#include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
 
@@ -116,39 +117,13 @@ class SimDevice final : public Device {
     double remaining = 0;      ///< fluid main phase: ns of solo work, or bytes
     double rate = 0;           ///< units per ns
     double cap = 0;            ///< compute: demand; copies: per-copy bandwidth cap
-    std::uint32_t stream = 0;  ///< index into streams_
+    std::uint32_t stream = 0;  ///< stream index in queues_
     Phase phase = Phase::Queued;
     Resource resource = Resource::None;
   };
 
-  // A growable FIFO of op indices (no allocation once grown).
-  class IndexRing {
-   public:
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
-    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-    [[nodiscard]] std::uint32_t front() const noexcept { return buf_[head_]; }
-    [[nodiscard]] std::uint32_t operator[](std::size_t i) const noexcept {
-      return buf_[(head_ + i) & (buf_.size() - 1)];
-    }
-    void push_back(std::uint32_t v);
-    void pop_front() noexcept;
-    /// Removes, in order, the entries for which pred(v) is true, calling take(v) for each.
-    template <class Pred, class Take>
-    void remove_if(Pred pred, Take take);
-
-   private:
-    std::vector<std::uint32_t> buf_;  ///< power-of-two size
-    std::size_t head_ = 0;
-    std::size_t size_ = 0;
-  };
-
-  struct StreamState {
-    StreamId id{};
+  struct StreamState : QueuedStream {
     std::uint32_t tsg = 0;
-    int priority = 0;
-    std::uint32_t max_in_flight = 1;
-    IndexRing host;    ///< queued, not issued
-    IndexRing issued;  ///< issued, unfinished; front() is the head
   };
 
   struct Notice {
@@ -159,9 +134,7 @@ class SimDevice final : public Device {
     OpRecord record;  ///< Started: record.op only
   };
 
-  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
   [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
-  std::uint32_t alloc_op();
   void issue(StreamState& s);
   [[nodiscard]] bool dependencies_met(const OpState& op) const;
   [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
@@ -189,10 +162,7 @@ class SimDevice final : public Device {
   std::map<ContextId, std::uint32_t> context_tsg_;  ///< context -> TSG index
   std::vector<bool> tsg_mps_;                       ///< per TSG, in registration order
   std::int64_t mps_tsg_ = -1;
-  std::map<StreamId, std::uint32_t> stream_index_;
-  std::vector<StreamState> streams_;  ///< registration order
-  std::vector<OpState> ops_;
-  std::vector<std::uint32_t> free_ops_;
+  StreamQueues<OpState, StreamState> queues_;
 
   // progress
   TimeNs last_update_ = 0;
