@@ -94,6 +94,7 @@ CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
                  : CudaArena::fit(options.ordinal, profile_.memory_bytes, options.margin_bytes)),
       executor_(options.ordinal, options.executor),
       events_(options.ordinal),
+      queues_("CudaDevice " + profile_.name),
       launchers_([ordinal = options.ordinal] { (void)cudaSetDevice(ordinal); }) {
   if (profile_.kind != DeviceKind::Gpu) {
     throw std::invalid_argument("CudaDevice: profile '" + profile_.name + "' is not a GPU");
@@ -106,21 +107,23 @@ CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
   GPUMUX_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&priority_low_, &priority_high_));
   GPUMUX_CUDA_TRY(cudaStreamCreateWithFlags(&anchor_stream_, cudaStreamNonBlocking));
   GPUMUX_CUDA_TRY(cudaEventCreate(&anchor_));
+  GPUMUX_CUDA_TRY(cudaEventCreate(&next_anchor_));
   sync_clock();
 }
 
 CudaDevice::~CudaDevice() {
-  for (OpState& op : ops_) {
+  for (OpState& op : queues_.ops()) {
     if (op.cancel) op.cancel->cancel();
   }
   launchers_.shutdown();
   (void)cudaSetDevice(options_.ordinal);
-  for (StreamState& s : streams_) {
+  for (StreamState& s : queues_.streams()) {
     (void)cudaStreamSynchronize(s.cuda);  // host functions included: nothing refers to us after
     (void)cudaStreamDestroy(s.cuda);
   }
-  ops_.clear();  // returns events to the pool before it is destroyed
+  for (OpState& op : queues_.ops()) op.events.reset();  // back to the pool before it is destroyed
   if (anchor_ != nullptr) (void)cudaEventDestroy(anchor_);
+  if (next_anchor_ != nullptr) (void)cudaEventDestroy(next_anchor_);
   if (anchor_stream_ != nullptr) (void)cudaStreamDestroy(anchor_stream_);
   (void)cudaGetLastError();
 }
@@ -137,7 +140,22 @@ void CudaDevice::sync_clock() {
 
 void CudaDevice::maybe_reanchor(TimeNs now) {
   if (now - anchor_ns_ < options_.anchor_interval_ns) return;
-  sync_clock();
+  // Chained, so float milliseconds stay short but the mapping never jumps: the new anchor's
+  // time is the old one's plus the GPU's elapsed time, nudged at most 1 us towards the host's
+  // reading (a fresh host estimate errs by half the round trip, enough to reorder ops that
+  // ran back to back). The nudge follows drift between the two clocks.
+  GPUMUX_CUDA_TRY(cudaSetDevice(options_.ordinal));
+  const TimeNs before = runtime_.now();
+  GPUMUX_CUDA_TRY(cudaEventRecord(next_anchor_, anchor_stream_));
+  GPUMUX_CUDA_TRY(cudaEventSynchronize(next_anchor_));
+  const TimeNs after = runtime_.now();
+  float ms = 0;
+  GPUMUX_CUDA_TRY(cudaEventElapsedTime(&ms, anchor_, next_anchor_));
+  const TimeNs chained =
+      anchor_ns_ + static_cast<TimeNs>(std::llround(static_cast<double>(ms) * 1e6));
+  const TimeNs host = before + (after - before) / 2;
+  anchor_ns_ = chained + std::clamp<TimeNs>(host - chained, -1000, 1000);
+  std::swap(anchor_, next_anchor_);
 }
 
 TimeNs CudaDevice::event_time(cudaEvent_t e) {
@@ -155,108 +173,66 @@ void CudaDevice::add_context(ContextId ctx, ContextOptions options) {
 }
 
 void CudaDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  const std::string where =
-      "CudaDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
-  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
-  if (contexts_.count(ctx) == 0) {
-    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
-  }
-  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
+  queues_.check_new_stream(stream, ctx, contexts_.count(ctx) != 0, options);
   // Larger gpumux priority = more urgent; 0 (or less) is CUDA's least urgent level.
   const int levels = priority_low_ - priority_high_;  // e.g. 0 - (-5) = 5
   const int cuda_priority = priority_low_ - std::clamp(options.priority, 0, levels);
   StreamState s;
-  s.id = stream;
-  s.priority = options.priority;
-  s.max_in_flight = options.max_in_flight;
   GPUMUX_CUDA_TRY(cudaSetDevice(options_.ordinal));
   GPUMUX_CUDA_TRY(cudaStreamCreateWithPriority(&s.cuda, cudaStreamNonBlocking, cuda_priority));
-  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
-  streams_.push_back(std::move(s));
-}
-
-std::uint32_t CudaDevice::stream_index(StreamId stream) const {
-  const auto it = stream_index_.find(stream);
-  if (it == stream_index_.end()) {
-    throw std::invalid_argument("CudaDevice " + profile_.name + ": unknown stream " +
-                                std::to_string(raw(stream)));
-  }
-  return it->second;
+  queues_.add_stream(stream, options, std::move(s));
 }
 
 cudaStream_t CudaDevice::cuda_stream(StreamId stream) const {
-  return streams_[stream_index(stream)].cuda;
+  return queues_.stream(queues_.index(stream)).cuda;
 }
 
 std::size_t CudaDevice::queued(StreamId stream) const {
-  return streams_[stream_index(stream)].host.size();
+  return queues_.queued(stream);
 }
 
 std::size_t CudaDevice::in_flight(StreamId stream) const {
-  return streams_[stream_index(stream)].issued.size();
-}
-
-std::uint32_t CudaDevice::alloc_slot() {
-  if (!free_slots_.empty()) {
-    const std::uint32_t s = free_slots_.back();
-    free_slots_.pop_back();
-    return s;
-  }
-  ops_.emplace_back();
-  return static_cast<std::uint32_t>(ops_.size() - 1);
+  return queues_.in_flight(stream);
 }
 
 void CudaDevice::free_slot(std::uint32_t slot) {
-  OpState& op = ops_[slot];
+  OpState& op = queues_.op(slot);
   if (op.phase == Phase::Enqueued) enqueued_.erase(raw(op.spec.id));
-  op.token = 0;
   op.phase = Phase::Free;
   op.events.reset();
   op.cancel.reset();
-  free_slots_.push_back(slot);
+  queues_.release(slot);
 }
 
 // ---- commands (runtime thread) ----
 
 void CudaDevice::submit(const OpSpec& op) {
-  const std::string where = "CudaDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
-  if (observer_ == nullptr) throw std::logic_error(where + ": no observer set");
-  if (op.device != id_) throw std::invalid_argument(where + ": submitted to the wrong device");
-  const std::uint32_t si = stream_index(op.stream);
-  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where + ": negative time");
-  if (op.kind == OpKind::Compute) {
-    if (!(op.demand > 0.0 && op.demand <= 1.0)) {
-      throw std::invalid_argument(where + ": demand outside (0, 1]");
-    }
-    if (op.model == nullptr) throw std::invalid_argument(where + ": a compute op needs its model");
+  // No link model: real copies are not timed from the profile.
+  const std::uint32_t si =
+      queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/false);
+  const auto where = [&] { return queues_.owner() + ": op " + std::to_string(raw(op.id)); };
+  if (op.kind == OpKind::Compute && op.model == nullptr) {
+    throw std::invalid_argument(where() + ": a compute op needs its model");
   }
   if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights && op.model == nullptr) {
-    throw std::invalid_argument(where + ": a weight load needs its model");
+    throw std::invalid_argument(where() + ": a weight load needs its model");
   }
-  const std::uint32_t slot = alloc_slot();
-  OpState& st = ops_[slot];
-  st = OpState{};
+  const std::uint32_t slot = queues_.enqueue(si);
+  OpState& st = queues_.op(slot);
   st.spec = op;
   st.submitted_ns = runtime_.now();
-  st.token = next_token_++;
   st.stream = si;
   st.phase = Phase::Queued;
-  st.host_side = op.kind == OpKind::Host || (op.setup_ns > 0 && is_copy(op.kind));
-  streams_[si].host.push_back(slot);
+  st.host_side = op.kind == OpKind::Host || op.setup_ns > 0;
   evaluate();  // no observer notification happens in here
 }
 
 void CudaDevice::issue(StreamState& s) {
-  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
-    const std::uint32_t slot = s.host.front();
-    s.host.pop_front();
-    ops_[slot].phase = Phase::Issued;
-    s.issued.push_back(slot);
-  }
+  queues_.issue(s, [](OpState& op) { op.phase = Phase::Issued; });
 }
 
 void CudaDevice::evaluate() {
-  for (StreamState& s : streams_) {
+  for (StreamState& s : queues_.streams()) {
     issue(s);
     (void)try_hand(s);
   }
@@ -269,10 +245,10 @@ void CudaDevice::dependencies_changed() {
 bool CudaDevice::try_hand(StreamState& s) {
   if (s.launching) return false;
   std::size_t k = 0;
-  while (k < s.issued.size() && ops_[s.issued[k]].phase != Phase::Issued) ++k;
+  while (k < s.issued.size() && queues_.op(s.issued[k]).phase != Phase::Issued) ++k;
   if (k == s.issued.size()) return false;
   const std::uint32_t slot = s.issued[k];
-  OpState& op = ops_[slot];
+  OpState& op = queues_.op(slot);
   if (op.host_side && k != 0) return false;  // host work starts only as the stream's head
 
   Launch l;
@@ -280,7 +256,7 @@ bool CudaDevice::try_hand(StreamState& s) {
     if (observer_->is_complete(dep)) continue;
     const auto it = op.host_side ? enqueued_.end() : enqueued_.find(raw(dep));
     if (it == enqueued_.end()) return false;
-    l.wait_for.push_back(ops_[it->second].events);  // a GPU-side wait on its end event
+    l.wait_for.push_back(queues_.op(it->second).events);  // a GPU-side wait on its end event
   }
 
   if (op.spec.kind == OpKind::CopyD2D) {
@@ -304,7 +280,7 @@ bool CudaDevice::try_hand(StreamState& s) {
   l.device = this;
   l.stream = op.stream;
   l.slot = slot;
-  l.token = op.token;
+  l.token = queues_.token(slot);
   l.spec = op.spec;
   l.cuda = s.cuda;
   l.host_side = op.host_side;
@@ -351,6 +327,19 @@ void CudaDevice::naive_allocations(const Launch& l) {
   for (void* p : ptrs) GPUMUX_CUDA_TRY(cudaFree(p));
 }
 
+void CudaDevice::stage_host_memory(const Launch& l) {
+  // Creating or growing a pinned buffer page-locks it (about 1 s per GiB): done here, before
+  // the op's start event, so a copy's measured time is the transfer alone.
+  const OpSpec& op = l.spec;
+  if (op.bytes == 0) return;
+  if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights) {
+    const std::uint64_t need = op.model->weight_bytes(LayerRange{0, op.layers.first}) + op.bytes;
+    (void)(op.pageable ? store_.pageable(*op.model, need) : store_.pinned(*op.model, need));
+  } else if (op.kind == OpKind::CopyH2D || op.kind == OpKind::CopyD2H) {
+    (void)state_.get(op.bytes);
+  }
+}
+
 void CudaDevice::enqueue_copy(const Launch& l) {
   const OpSpec& op = l.spec;
   std::uint64_t bytes = op.bytes;
@@ -374,13 +363,13 @@ void CudaDevice::enqueue_copy(const Launch& l) {
       break;
     }
     case OpKind::CopyD2H: {
-      const std::byte* src = arena_.address(op.weight_offset, &bytes);
+      const std::byte* src = arena_.address(op.source_offset, &bytes);
       std::byte* dst = state_.get(bytes).data();
       GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, l.cuda));
       break;
     }
     case OpKind::CopyD2D: {
-      const std::byte* src = arena_.address(op.weight_offset, &bytes);
+      const std::byte* src = arena_.address(op.source_offset, &bytes);
       const std::uint64_t off = std::min(dst_offset, l.peer_capacity);
       bytes = std::min(bytes, l.peer_capacity - off);
       std::byte* dst = l.peer_base + off;
@@ -485,7 +474,15 @@ void CudaDevice::launch(const Launch& l) noexcept {
           [dev, stream, slot, token, t0, t1] { dev->on_host_done(stream, slot, token, t0, t1); });
       return;
     }
-    if (l.spec.setup_ns > 0 && is_copy(l.spec.kind)) dev->naive_allocations(l);
+    if (l.spec.setup_ns > 0) {  // host-side set-up before the op starts, as in the simulator
+      if (is_copy(l.spec.kind)) {
+        dev->naive_allocations(l);
+      } else if (!l.cancel->sleep_until(Clock::now() + std::chrono::nanoseconds(l.spec.setup_ns))) {
+        rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false); });
+        return;
+      }
+    }
+    dev->stage_host_memory(l);  // pinning is set-up, not transfer: before the start event
     for (const auto& dep : l.wait_for) GPUMUX_CUDA_TRY(cudaStreamWaitEvent(l.cuda, dep->end, 0));
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->start, l.cuda));
     dev->enqueue_work(l);
@@ -502,7 +499,7 @@ void CudaDevice::launch(const Launch& l) noexcept {
     // The failure surfaces on the runtime thread: run() rethrows it.
     std::exception_ptr error = std::current_exception();
     rt.post([dev, stream, error, host_fn_queued] {
-      dev->streams_[stream].launching = false;
+      dev->queues_.stream(stream).launching = false;
       if (!host_fn_queued) dev->runtime_.done_pending();
       std::rethrow_exception(error);
     });
@@ -513,10 +510,10 @@ void CudaDevice::launch(const Launch& l) noexcept {
 
 void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                              bool gpu) {
-  streams_[stream].launching = false;
+  queues_.stream(stream).launching = false;
   if (!gpu) runtime_.done_pending();  // skipped: no host function will follow
-  OpState& op = ops_[slot];
-  if (gpu && op.token == token && op.phase == Phase::Launching) {
+  OpState& op = queues_.op(slot);
+  if (gpu && queues_.current(slot, token) && op.phase == Phase::Launching) {
     op.phase = Phase::Enqueued;
     enqueued_[raw(op.spec.id)] = slot;
   }
@@ -525,25 +522,14 @@ void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint
 
 OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs start,
                                  TimeNs end) const {
-  OpRecord r;
-  r.op = op.spec.id;
-  r.job = op.spec.job;
-  r.device = id_;
-  r.stream = op.spec.stream;
-  r.kind = op.spec.kind;
-  r.purpose = op.spec.purpose;
-  r.status = status;
-  r.layers = op.spec.layers;
-  r.submitted_ns = op.submitted_ns;
-  r.started_ns = start;
-  r.finished_ns = end;
-  return r;
+  return op_record(op.spec, status, op.submitted_ns, start, end);
 }
 
 void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token) {
   runtime_.done_pending();
-  OpState& op = ops_[slot];
-  if (op.token != token || (op.phase != Phase::Launching && op.phase != Phase::Enqueued)) {
+  OpState& op = queues_.op(slot);
+  if (!queues_.current(slot, token) ||
+      (op.phase != Phase::Launching && op.phase != Phase::Enqueued)) {
     evaluate();  // an aborted op finished on the GPU: nothing to report
     return;
   }
@@ -552,11 +538,13 @@ void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint
   (void)cudaSetDevice(options_.ordinal);
   TimeNs start = event_time(op.events->start);
   TimeNs end = event_time(op.events->end);
-  start = std::clamp(start, op.handed_ns, now);
+  StreamState& s = queues_.stream(stream);
+  // A stream runs its ops in order: no start before the previous op's end.
+  start = std::clamp(start, std::max(op.handed_ns, s.last_end_ns), now);
   end = std::clamp(end, start, now);
+  s.last_end_ns = end;
   const OpRecord r = make_record(op, OpStatus::Ok, start, end);
-  StreamState& s = streams_[stream];
-  std::erase(s.issued, slot);  // the head, by stream order
+  s.issued.erase(slot);  // the head, by stream order
   free_slot(slot);
   issue(s);
   observer_->on_op_started(r.op, r.started_ns);
@@ -567,13 +555,15 @@ void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint
 void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                               TimeNs t0, TimeNs t1) {
   runtime_.done_pending();
-  streams_[stream].launching = false;
-  OpState& op = ops_[slot];
-  if (op.token == token && op.phase == Phase::Launching) {
+  StreamState& s = queues_.stream(stream);
+  s.launching = false;
+  OpState& op = queues_.op(slot);
+  if (queues_.current(slot, token) && op.phase == Phase::Launching) {
     const OpRecord r = make_record(op, OpStatus::Ok, t0, std::max(t0, t1));
-    std::erase(streams_[stream].issued, slot);
+    s.last_end_ns = std::max(s.last_end_ns, r.finished_ns);
+    s.issued.erase(slot);
     free_slot(slot);
-    issue(streams_[stream]);
+    issue(s);
     observer_->on_op_started(r.op, r.started_ns);
     observer_->on_op_finished(r);
   }
@@ -594,25 +584,14 @@ std::size_t CudaDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;
-  auto take = [&](std::deque<std::uint32_t>& q) {
-    for (auto it = q.begin(); it != q.end();) {
-      OpState& op = ops_[*it];
-      // Dropping spares queued copies: their issued dependents would otherwise wait forever.
-      if (op.spec.job != job || (!issued_too && is_copy(op.spec.kind))) {
-        ++it;
-        continue;
-      }
-      records.push_back(make_record(op, status, now, now));
-      if (op.cancel) op.cancel->cancel();  // a launcher not yet past it skips it
-      free_slot(*it);  // later posts about it carry a stale token and are ignored
-      it = q.erase(it);
-    }
+  const auto take = [&](std::uint32_t slot) {
+    OpState& op = queues_.op(slot);
+    records.push_back(make_record(op, status, now, now));
+    if (op.cancel) op.cancel->cancel();  // a launcher not yet past it skips it
+    // Later posts about it carry a stale token and are ignored.
+    free_slot(slot);
   };
-  for (StreamState& s : streams_) {
-    take(s.host);
-    if (issued_too) take(s.issued);
-    issue(s);
-  }
+  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
   if (records.empty()) return 0;
   evaluate();
   for (const OpRecord& r : records) observer_->on_op_finished(r);

@@ -39,7 +39,12 @@ std::pair<std::uint64_t, std::uint64_t> place(std::uint64_t offset, std::uint64_
 
 EmulatedDevice::EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
                                HostStore& store, EmulatedDeviceOptions options)
-    : id_(id), profile_(std::move(profile)), runtime_(runtime), store_(store), options_(options) {
+    : id_(id),
+      profile_(std::move(profile)),
+      runtime_(runtime),
+      store_(store),
+      options_(options),
+      queues_("EmulatedDevice " + profile_.name) {
   if (!positive_finite(options_.time_scale)) {
     throw std::invalid_argument("EmulatedDevice " + profile_.name + ": time_scale must be > 0");
   }
@@ -64,7 +69,7 @@ EmulatedDevice::~EmulatedDevice() {
 }
 
 void EmulatedDevice::shutdown() {
-  for (OpState& op : ops_) {
+  for (OpState& op : queues_.ops()) {
     if (op.cancel) op.cancel->cancel();
   }
   pool_.shutdown();
@@ -78,36 +83,16 @@ void EmulatedDevice::add_context(ContextId ctx, ContextOptions options) {
 }
 
 void EmulatedDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  const std::string where =
-      "EmulatedDevice " + profile_.name + ": stream " + std::to_string(raw(stream));
-  if (stream_index_.count(stream) != 0) throw std::invalid_argument(where + " added twice");
-  if (contexts_.count(ctx) == 0) {
-    throw std::invalid_argument(where + ": unknown context " + std::to_string(raw(ctx)));
-  }
-  if (options.max_in_flight == 0) throw std::invalid_argument(where + ": max_in_flight is 0");
-  StreamState s;
-  s.id = stream;
-  s.priority = options.priority;
-  s.max_in_flight = options.max_in_flight;
-  stream_index_.emplace(stream, static_cast<std::uint32_t>(streams_.size()));
-  streams_.push_back(std::move(s));
-}
-
-std::uint32_t EmulatedDevice::stream_index(StreamId stream) const {
-  const auto it = stream_index_.find(stream);
-  if (it == stream_index_.end()) {
-    throw std::invalid_argument("EmulatedDevice " + profile_.name + ": unknown stream " +
-                                std::to_string(raw(stream)));
-  }
-  return it->second;
+  queues_.check_new_stream(stream, ctx, contexts_.count(ctx) != 0, options);
+  queues_.add_stream(stream, options, StreamState{});
 }
 
 std::size_t EmulatedDevice::queued(StreamId stream) const {
-  return streams_[stream_index(stream)].host.size();
+  return queues_.queued(stream);
 }
 
 std::size_t EmulatedDevice::in_flight(StreamId stream) const {
-  return streams_[stream_index(stream)].issued.size();
+  return queues_.in_flight(stream);
 }
 
 DurationNs EmulatedDevice::scaled(DurationNs ns) const noexcept {
@@ -115,86 +100,42 @@ DurationNs EmulatedDevice::scaled(DurationNs ns) const noexcept {
   return static_cast<DurationNs>(std::llround(static_cast<double>(ns) * options_.time_scale));
 }
 
-std::uint32_t EmulatedDevice::alloc_slot() {
-  if (!free_slots_.empty()) {
-    const std::uint32_t s = free_slots_.back();
-    free_slots_.pop_back();
-    return s;
-  }
-  ops_.emplace_back();
-  return static_cast<std::uint32_t>(ops_.size() - 1);
-}
-
 void EmulatedDevice::free_slot(std::uint32_t slot) {
-  OpState& op = ops_[slot];
-  op.token = 0;
+  OpState& op = queues_.op(slot);
   op.phase = Phase::Free;
   op.cancel.reset();
-  free_slots_.push_back(slot);
+  queues_.release(slot);
 }
 
 // ---- commands (runtime thread) ----
 
 void EmulatedDevice::submit(const OpSpec& op) {
-  const std::string where =
-      "EmulatedDevice " + profile_.name + ": op " + std::to_string(raw(op.id));
-  if (observer_ == nullptr) throw std::logic_error(where + ": no observer set");
-  if (op.device != id_) throw std::invalid_argument(where + ": submitted to the wrong device");
-  const std::uint32_t si = stream_index(op.stream);
-  if (op.solo_ns < 0 || op.setup_ns < 0) throw std::invalid_argument(where + ": negative time");
-  switch (op.kind) {
-    case OpKind::Compute:
-      if (!(op.demand > 0.0 && op.demand <= 1.0)) {
-        throw std::invalid_argument(where + ": demand " + std::to_string(op.demand) +
-                                    " outside (0, 1]");
-      }
-      if (!is_gpu() && op.model == nullptr) {
-        throw std::invalid_argument(where + ": a CPU compute op needs its model");
-      }
-      break;
-    case OpKind::Host:
-      break;
-    case OpKind::CopyH2D:
-    case OpKind::CopyD2H:
-    case OpKind::CopyD2D: {
-      if (!is_gpu()) throw std::logic_error(where + ": a CPU device has no copy engine");
-      const bool ok = op.kind == OpKind::CopyH2D ? profile_.h2d_gbps > 0
-                      : op.kind == OpKind::CopyD2H
-                          ? profile_.d2h_gbps > 0
-                          : profile_.d2h_gbps > 0 && profile_.peer_gbps > 0;
-      if (!ok) throw std::logic_error(where + ": the device profile has no bandwidth for it");
-      break;
-    }
+  const std::uint32_t si = queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/true);
+  if (op.kind == OpKind::Compute && !is_gpu() && op.model == nullptr) {
+    throw std::invalid_argument(queues_.owner() + ": op " + std::to_string(raw(op.id)) +
+                                ": a CPU compute op needs its model");
   }
-  const std::uint32_t slot = alloc_slot();
-  OpState& st = ops_[slot];
-  st = OpState{};
+  const std::uint32_t slot = queues_.enqueue(si);
+  OpState& st = queues_.op(slot);
   st.spec = op;
   st.submitted_ns = runtime_.now();
-  st.token = next_token_++;
   st.stream = si;
   st.phase = Phase::Queued;
-  streams_[si].host.push_back(slot);
   // Issuing and dispatching call no observer notification (only is_complete), so they can run
   // here: queued()/in_flight() are right at once and an idle stream starts without a delay.
   evaluate();
 }
 
 void EmulatedDevice::issue(StreamState& s) {
-  while (!s.host.empty() && s.issued.size() < s.max_in_flight) {
-    const std::uint32_t slot = s.host.front();
-    s.host.pop_front();
-    ops_[slot].phase = Phase::Issued;
-    s.issued.push_back(slot);
-  }
+  queues_.issue(s, [](OpState& op) { op.phase = Phase::Issued; });
 }
 
 void EmulatedDevice::evaluate() {
-  for (StreamState& s : streams_) {
+  for (StreamState& s : queues_.streams()) {
     issue(s);
     if (s.busy || s.issued.empty()) continue;
     const std::uint32_t head = s.issued.front();
-    const OpState& op = ops_[head];
+    const OpState& op = queues_.op(head);
     if (op.phase != Phase::Issued) continue;
     bool ready = true;
     for (const OpId dep : op.spec.after) {
@@ -242,8 +183,7 @@ void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
       t.link_gbps = profile_.d2h_gbps;
       t.own_gbps = profile_.d2h_gbps * factor;
       t.pacer = &d2h_;
-      // The engine passes no source offset for state leaving a GPU: weight_offset (0) is used.
-      const auto [off, len] = place(spec.weight_offset, spec.bytes, arena_.size());
+      const auto [off, len] = place(spec.source_offset, spec.bytes, arena_.size());
       src = {arena_.data() + off, len};
       dst = {host_state_.data(), host_state_.size()};
       t.lock_a = &memory_mutex_;
@@ -254,7 +194,7 @@ void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
       t.link_gbps = profile_.d2h_gbps;
       t.own_gbps = std::min(profile_.d2h_gbps, profile_.peer_gbps);
       t.pacer = &d2h_;
-      const auto [off, len] = place(spec.weight_offset, spec.bytes, arena_.size());
+      const auto [off, len] = place(spec.source_offset, spec.bytes, arena_.size());
       src = {arena_.data() + off, len};
       const std::size_t p = index_of(spec.peer);
       EmulatedDevice* peer = p < peers_.size() ? peers_[p] : nullptr;
@@ -276,7 +216,7 @@ void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
 }
 
 void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
-  OpState& op = ops_[slot];
+  OpState& op = queues_.op(slot);
   op.phase = Phase::Running;
   op.cancel = std::make_shared<CancelToken>();
   s.busy = true;
@@ -285,7 +225,7 @@ void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
   t.device = this;
   t.stream = op.stream;
   t.slot = slot;
-  t.token = op.token;
+  t.token = queues_.token(slot);
   t.kind = op.spec.kind;
   t.setup_ns = scaled(op.spec.setup_ns);
   t.solo_ns = scaled(op.spec.solo_ns);
@@ -404,7 +344,7 @@ void EmulatedDevice::execute(const Task& t) noexcept {
     // The failure surfaces on the runtime thread: run() rethrows it.
     std::exception_ptr error = std::current_exception();
     rt.post([dev, stream, error] {
-      dev->streams_[stream].busy = false;
+      dev->queues_.stream(stream).busy = false;
       dev->runtime_.done_pending();
       std::rethrow_exception(error);
     });
@@ -416,8 +356,8 @@ void EmulatedDevice::execute(const Task& t) noexcept {
 void EmulatedDevice::on_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                                 TimeNs t) {
   (void)stream;
-  OpState& op = ops_[slot];
-  if (op.token != token || op.phase != Phase::Running) return;  // aborted meanwhile
+  OpState& op = queues_.op(slot);
+  if (!queues_.current(slot, token) || op.phase != Phase::Running) return;  // aborted meanwhile
   op.start_reported = true;
   op.started_ns = t;
   observer_->on_op_started(op.spec.id, t);
@@ -426,19 +366,14 @@ void EmulatedDevice::on_started(std::uint32_t stream, std::uint32_t slot, std::u
 void EmulatedDevice::on_finished(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                                  TimeNs t0, TimeNs t1) {
   runtime_.done_pending();
-  StreamState& s = streams_[stream];
+  StreamState& s = queues_.stream(stream);
   s.busy = false;
-  OpState& op = ops_[slot];
-  if (op.token == token && op.phase == Phase::Running) {
+  OpState& op = queues_.op(slot);
+  if (queues_.current(slot, token) && op.phase == Phase::Running) {
     OpRecord r = make_record(op, OpStatus::Ok, t1);
     r.started_ns = t0;
     r.finished_ns = std::max(t0, t1);
-    // The head of its stream by construction (only the head is dispatched).
-    if (!s.issued.empty() && s.issued.front() == slot) {
-      s.issued.pop_front();
-    } else {
-      std::erase(s.issued, slot);
-    }
+    s.issued.erase(slot);  // the head of its stream by construction (only the head is dispatched)
     free_slot(slot);
     issue(s);
     observer_->on_op_finished(r);  // may re-enter submit/drop/abort/dependencies_changed
@@ -449,19 +384,7 @@ void EmulatedDevice::on_finished(std::uint32_t stream, std::uint32_t slot, std::
 // ---- drop and abort ----
 
 OpRecord EmulatedDevice::make_record(const OpState& op, OpStatus status, TimeNs now) const {
-  OpRecord r;
-  r.op = op.spec.id;
-  r.job = op.spec.job;
-  r.device = id_;
-  r.stream = op.spec.stream;
-  r.kind = op.spec.kind;
-  r.purpose = op.spec.purpose;
-  r.status = status;
-  r.layers = op.spec.layers;
-  r.submitted_ns = op.submitted_ns;
-  r.started_ns = op.start_reported ? op.started_ns : now;
-  r.finished_ns = now;
-  return r;
+  return op_record(op.spec, status, op.submitted_ns, op.start_reported ? op.started_ns : now, now);
 }
 
 std::size_t EmulatedDevice::drop_pending(JobId job) {
@@ -476,25 +399,13 @@ std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;  // rare path: allocation is fine
-  auto take = [&](std::deque<std::uint32_t>& q) {
-    for (auto it = q.begin(); it != q.end();) {
-      OpState& op = ops_[*it];
-      // Dropping spares queued copies: their issued dependents would otherwise wait forever.
-      if (op.spec.job != job || (!issued_too && is_copy(op.spec.kind))) {
-        ++it;
-        continue;
-      }
-      records.push_back(make_record(op, status, now));
-      if (op.cancel) op.cancel->cancel();  // the worker lets go; its posts are ignored
-      free_slot(*it);
-      it = q.erase(it);
-    }
+  const auto take = [&](std::uint32_t slot) {
+    OpState& op = queues_.op(slot);
+    records.push_back(make_record(op, status, now));
+    if (op.cancel) op.cancel->cancel();  // the worker lets go; its posts are ignored
+    free_slot(slot);
   };
-  for (StreamState& s : streams_) {
-    take(s.host);
-    if (issued_too) take(s.issued);
-    issue(s);
-  }
+  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
   if (records.empty()) return 0;
   evaluate();
   for (const OpRecord& r : records) observer_->on_op_finished(r);

@@ -276,6 +276,7 @@ TEST_CASE("CUDA copies deliver the right bytes", "[gpu]") {
   back.id = OpId{2};
   back.kind = OpKind::CopyD2H;
   back.purpose = OpPurpose::MigrateState;
+  back.source_offset = load.weight_offset;
   back.after.add(OpId{0});
   dev.submit(load);
   dev.submit(pageable);

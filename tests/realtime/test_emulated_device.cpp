@@ -336,7 +336,7 @@ TEST_CASE("EmulatedDevice: copies move the bytes and take at least latency + byt
   save.id = OpId{1};
   save.kind = OpKind::CopyD2H;
   save.purpose = OpPurpose::MigrateState;
-  save.weight_offset = dst_offset;
+  save.source_offset = dst_offset;
   save.layer_offsets = nullptr;
   save.bytes = bytes;
   rig.dev.submit(save);

@@ -45,7 +45,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -58,6 +57,7 @@
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
 #include "gpumux/device.hpp"
+#include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
 
@@ -128,20 +128,14 @@ class EmulatedDevice final : public Device {
     OpSpec spec;
     TimeNs submitted_ns = 0;
     TimeNs started_ns = 0;
-    std::uint64_t token = 0;  ///< unique per submission; 0 when the slot is free
     std::uint32_t stream = 0;
     Phase phase = Phase::Free;
     bool start_reported = false;
     std::shared_ptr<CancelToken> cancel;  ///< while Running
   };
 
-  struct StreamState {
-    StreamId id{};
-    int priority = 0;
-    std::uint32_t max_in_flight = 1;
-    std::deque<std::uint32_t> host;    ///< queued, not issued
-    std::deque<std::uint32_t> issued;  ///< issued, unfinished; front() is the head
-    bool busy = false;                 ///< a worker is executing (or winding down) an op
+  struct StreamState : QueuedStream {
+    bool busy = false;  ///< a worker is executing (or winding down) an op
   };
 
   /// What a worker needs to execute one op (copied out of OpState: slots are reused).
@@ -176,9 +170,7 @@ class EmulatedDevice final : public Device {
     std::shared_ptr<CancelToken> cancel;
   };
 
-  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
   [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
-  std::uint32_t alloc_slot();
   void free_slot(std::uint32_t slot);
   void issue(StreamState& s);
   void evaluate();
@@ -204,11 +196,7 @@ class EmulatedDevice final : public Device {
   DeviceObserver* observer_ = nullptr;
 
   std::map<ContextId, ContextOptions> contexts_;
-  std::map<StreamId, std::uint32_t> stream_index_;
-  std::vector<StreamState> streams_;
-  std::vector<OpState> ops_;
-  std::vector<std::uint32_t> free_slots_;
-  std::uint64_t next_token_ = 1;
+  StreamQueues<OpState, StreamState> queues_;
 
   HostBuffer arena_;       ///< GPU: stands in for device memory
   HostBuffer host_state_;  ///< GPU: D2H destination / migration source

@@ -10,10 +10,12 @@
 //   or is an op of this device already enqueued on its stream: then the dependency becomes a
 //   cudaStreamWaitEvent on that op's end event, so a load of group i+1 on the copy stream
 //   overlaps the compute of group i without a host round trip. Host ops (process start, context
-//   creation: a sleep of solo_ns) and loads with setup_ns > 0 (the naive per-tensor cudaMalloc
-//   path: the launcher really calls cudaMalloc/cudaFree per tensor of the range, then enqueues
-//   the copy) run on the host, so they are handed only as the head of their stream with every
-//   dependency complete.
+//   creation: a sleep of solo_ns) and ops with setup_ns > 0 run on the host first, so they are
+//   handed only as the head of their stream with every dependency complete: a copy's set-up is
+//   the naive per-tensor cudaMalloc path (the launcher really calls cudaMalloc/cudaFree per
+//   tensor of the range, then enqueues the copy); a compute op's is a sleep of setup_ns (a
+//   policy's host-side synchronisation), as in the simulator. Host buffers a copy needs are
+//   pinned before its start event (set-up, not transfer).
 //   Work per op kind:
 //   - Compute: each layer of the range through the CudaLayerExecutor (cuBLAS + kernels) on the
 //     layer's weights at layer_offsets[i] in the arena and the job's activations at
@@ -22,9 +24,9 @@
 //   - CopyH2D (LoadWeights): ONE cudaMemcpyAsync of op.bytes from the model's pinned store at
 //     the range's first layer (or its pageable twin when op.pageable) to weight_offset.
 //   - CopyH2D (MigrateState, CPU->GPU) from the device's pinned state buffer; CopyD2H from the
-//     arena at weight_offset (the engine passes no source offset for state leaving a GPU) into
-//     that buffer; CopyD2D with cudaMemcpyPeerAsync to the peer GPU's arena (a device-to-device
-//     copy when both map to one physical GPU).
+//     arena at source_offset into that buffer; CopyD2D from source_offset with
+//     cudaMemcpyPeerAsync to the peer GPU's arena at the destination's first layer offset (a
+//     device-to-device copy when both map to one physical GPU).
 //
 // Completion and time
 //   Each op is bracketed by two timing events; after the end event, cudaLaunchHostFunc queues a
@@ -48,7 +50,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,7 @@
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
 #include "gpumux/device.hpp"
+#include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
 
@@ -144,7 +146,6 @@ class CudaDevice final : public Device {
     OpSpec spec;
     TimeNs submitted_ns = 0;
     TimeNs handed_ns = 0;
-    std::uint64_t token = 0;
     std::uint32_t stream = 0;
     Phase phase = Phase::Free;
     bool host_side = false;
@@ -152,14 +153,10 @@ class CudaDevice final : public Device {
     std::shared_ptr<CancelToken> cancel;
   };
 
-  struct StreamState {
-    StreamId id{};
+  struct StreamState : QueuedStream {
     cudaStream_t cuda = nullptr;
-    int priority = 0;
-    std::uint32_t max_in_flight = 1;
-    std::deque<std::uint32_t> host;
-    std::deque<std::uint32_t> issued;
     bool launching = false;  ///< its launcher is enqueuing an op (keeps CUDA order)
+    TimeNs last_end_ns = 0;  ///< end of its last reported GPU op (ops run in stream order)
   };
 
   /// Everything a launcher needs (copied: slots are reused).
@@ -181,8 +178,6 @@ class CudaDevice final : public Device {
     int peer_ordinal = 0;
   };
 
-  [[nodiscard]] std::uint32_t stream_index(StreamId stream) const;
-  std::uint32_t alloc_slot();
   void free_slot(std::uint32_t slot);
   void issue(StreamState& s);
   void evaluate();
@@ -199,6 +194,7 @@ class CudaDevice final : public Device {
   void enqueue_compute(const Launch& l);
   void enqueue_copy(const Launch& l);
   void naive_allocations(const Launch& l);
+  void stage_host_memory(const Launch& l);
   static void CUDART_CB host_done(void* arg);
 
   // Runtime side of the launchers' posts.
@@ -221,16 +217,14 @@ class CudaDevice final : public Device {
   int priority_low_ = 0, priority_high_ = 0;  ///< CUDA's range (numerically high = low)
 
   std::map<ContextId, ContextOptions> contexts_;
-  std::map<StreamId, std::uint32_t> stream_index_;
-  std::vector<StreamState> streams_;
-  std::vector<OpState> ops_;
-  std::vector<std::uint32_t> free_slots_;
+  StreamQueues<OpState, StreamState> queues_;
   std::unordered_map<std::uint64_t, std::uint32_t> enqueued_;  ///< OpId -> slot (Enqueued ops)
-  std::uint64_t next_token_ = 1;
 
-  // Clock: device time of `anchor_` is `anchor_ns_` on the runtime's clock.
+  // Clock: device time of `anchor_` is `anchor_ns_` on the runtime's clock. Re-anchoring
+  // records `next_anchor_` and swaps the two.
   cudaStream_t anchor_stream_ = nullptr;
   cudaEvent_t anchor_ = nullptr;
+  cudaEvent_t next_anchor_ = nullptr;
   TimeNs anchor_ns_ = 0;
 
   WorkerPool launchers_;  // declared last: joined first
