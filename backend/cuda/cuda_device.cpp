@@ -19,21 +19,6 @@ bool positive_finite(double v) noexcept {
   return v > 0.0 && std::isfinite(v);
 }
 
-// Bytes per layer in the arena over the layer's weight bytes: 1 for inference, 2 + optimizer
-// slots for training (weights, gradients, slots), recognised from consecutive offsets.
-std::uint32_t state_factor(const OpSpec& op) {
-  if (op.inference || op.layer_offsets == nullptr || op.model == nullptr) return 1;
-  const Model& m = *op.model;
-  for (std::uint32_t i = 0; i + 1 < m.layer_count(); ++i) {
-    const std::uint64_t wb = m.layer(i).weight_bytes;
-    const std::uint64_t a = op.layer_offsets[i], b = op.layer_offsets[i + 1];
-    if (wb == 0 || b <= a || (b - a) % wb != 0) continue;
-    const std::uint64_t f = (b - a) / wb;
-    if (f >= 2 && f <= 4) return static_cast<std::uint32_t>(f);
-  }
-  return 2;  // training without a recognisable layout: weights and gradients
-}
-
 struct HostArg {
   CudaDevice* device;
   std::uint32_t stream;
@@ -289,7 +274,7 @@ bool CudaDevice::try_hand(StreamState& s) {
   if (op.spec.layer_offsets != nullptr && op.spec.model != nullptr) {
     const LayerRange r = op.spec.layers;
     l.layer_offsets.assign(op.spec.layer_offsets + r.first, op.spec.layer_offsets + r.last);
-    l.state_factor = op.spec.kind == OpKind::Compute ? state_factor(op.spec) : 1;
+    l.state_factor = op.spec.kind == OpKind::Compute ? std::max(1u, op.spec.state_factor) : 1;
   }
   l.spec.layer_offsets = nullptr;  // use the copy
   runtime_.add_pending();

@@ -952,6 +952,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();
+    spec.state_factor = static_cast<std::uint32_t>(state_factor(s));
     spec.activation_offset = res.activations.offset;
   }
   add_context_dep(spec, stream, "dispatch");

@@ -72,6 +72,9 @@ struct OpSpec {
   /// Per-layer weight offsets on this device, indexed by layer (nullptr where memory is not
   /// tracked, e.g. on a CPU device); valid until the op finishes.
   const std::uint64_t* layer_offsets = nullptr;
+  /// Bytes of state at each layer offset per weight byte: 1 (weights alone), or for training
+  /// 2 + optimizer slots (weights, then gradients, then each slot, each weight_bytes long).
+  std::uint32_t state_factor = 1;
   std::uint64_t weight_offset = 0;  ///< copies: destination offset of the first byte
   /// Copies leaving a GPU (CopyD2H, CopyD2D): offset of the first byte on the source device.
   std::uint64_t source_offset = 0;

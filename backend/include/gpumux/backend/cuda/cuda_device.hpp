@@ -19,8 +19,8 @@
 //   Work per op kind:
 //   - Compute: each layer of the range through the CudaLayerExecutor (cuBLAS + kernels) on the
 //     layer's weights at layer_offsets[i] in the arena and the job's activations at
-//     activation_offset. Training layouts (weights, gradients, optimizer slots per layer) are
-//     recognised from the offsets.
+//     activation_offset. Training layouts (weights, gradients, optimizer slots per layer) come
+//     from op.state_factor.
 //   - CopyH2D (LoadWeights): ONE cudaMemcpyAsync of op.bytes from the model's pinned store at
 //     the range's first layer (or its pageable twin when op.pageable) to weight_offset.
 //   - CopyH2D (MigrateState, CPU->GPU) from the device's pinned state buffer; CopyD2H from the
