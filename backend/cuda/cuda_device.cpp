@@ -90,10 +90,23 @@ CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
   }
   profile_.memory_bytes = arena_.capacity();  // the Engine's pools must fit the real arena
   GPUMUX_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&priority_low_, &priority_high_));
-  GPUMUX_CUDA_TRY(cudaStreamCreateWithFlags(&anchor_stream_, cudaStreamNonBlocking));
-  GPUMUX_CUDA_TRY(cudaEventCreate(&anchor_));
-  GPUMUX_CUDA_TRY(cudaEventCreate(&next_anchor_));
-  sync_clock();
+  try {
+    GPUMUX_CUDA_TRY(cudaStreamCreateWithFlags(&anchor_stream_, cudaStreamNonBlocking));
+    GPUMUX_CUDA_TRY(cudaEventCreate(&anchor_));
+    GPUMUX_CUDA_TRY(cudaEventCreate(&next_anchor_));
+    sync_clock();
+  } catch (...) {
+    release_clock();  // no destructor runs after a throwing constructor
+    throw;
+  }
+}
+
+void CudaDevice::release_clock() noexcept {
+  if (anchor_ != nullptr) (void)cudaEventDestroy(anchor_);
+  if (next_anchor_ != nullptr) (void)cudaEventDestroy(next_anchor_);
+  if (anchor_stream_ != nullptr) (void)cudaStreamDestroy(anchor_stream_);
+  anchor_ = next_anchor_ = nullptr;
+  anchor_stream_ = nullptr;
 }
 
 CudaDevice::~CudaDevice() {
@@ -102,14 +115,13 @@ CudaDevice::~CudaDevice() {
   }
   launchers_.shutdown();
   (void)cudaSetDevice(options_.ordinal);
+  executor_.unbind_stream();  // cuBLAS must not hold a stream destroyed below
   for (StreamState& s : queues_.streams()) {
     (void)cudaStreamSynchronize(s.cuda);  // host functions included: nothing refers to us after
     (void)cudaStreamDestroy(s.cuda);
   }
   for (OpState& op : queues_.ops()) op.events.reset();  // back to the pool before it is destroyed
-  if (anchor_ != nullptr) (void)cudaEventDestroy(anchor_);
-  if (next_anchor_ != nullptr) (void)cudaEventDestroy(next_anchor_);
-  if (anchor_stream_ != nullptr) (void)cudaStreamDestroy(anchor_stream_);
+  release_clock();
   (void)cudaGetLastError();
 }
 

@@ -75,6 +75,11 @@ CudaLayerExecutor::~CudaLayerExecutor() {
   if (handle_ != nullptr) (void)cublasDestroy(handle_);
 }
 
+void CudaLayerExecutor::unbind_stream() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (handle_ != nullptr) (void)cublasSetStream(handle_, nullptr);
+}
+
 std::size_t CudaLayerExecutor::input_bytes() const noexcept {
   return input_type_ == CUDA_R_32F ? 4 : 2;
 }

@@ -187,6 +187,7 @@ class CudaDevice final : public Device {
   std::size_t remove_job(JobId job, bool issued_too);
   [[nodiscard]] TimeNs event_time(cudaEvent_t e);
   void maybe_reanchor(TimeNs now);
+  void release_clock() noexcept;
 
   // Launcher side (worker threads).
   static void launch(const Launch& l) noexcept;

@@ -74,6 +74,9 @@ class CudaLayerExecutor {
   void backward(const Model& model, std::uint32_t layer, std::uint32_t batch,
                 const LayerMemory& mem, cudaStream_t stream);
   void update(const LayerMemory& mem, cudaStream_t stream);
+  /// Binds the cuBLAS handle to the default stream again: call before destroying the streams
+  /// it was used on.
+  void unbind_stream() noexcept;
 
   // Row-major primitives on device pointers (what the numerics tests compare with
   // cpu::gemm & co.). Inputs (x, w, dy) are in the executor's precision, outputs fp32.
