@@ -74,7 +74,12 @@ def main():
         args.out = os.path.join(args.out, args.platform)
     args.gpumux = os.path.abspath(args.gpumux)
     os.makedirs(args.out, exist_ok=True)
-    figures = [m for m in load_figures() if args.only is None or m.FIGURE in args.only]
+    all_figures = load_figures()
+    unknown = sorted(set(args.only or []) - {m.FIGURE for m in all_figures})
+    if unknown:
+        ap.error("unknown figure(s) for --only: " + ", ".join(unknown) + "; figures: " +
+                 ", ".join(m.FIGURE for m in all_figures))  # exit status 2
+    figures = [m for m in all_figures if args.only is None or m.FIGURE in args.only]
     needs_events = {s for m in figures for s in getattr(m, "EVENTS", [])}
     t0 = time.time()
     failed = []

@@ -76,8 +76,8 @@ switch() {
 }
 
 figures() {
-  /usr/bin/env python3 plots/make_figures.py --quick --platform cuda --only pipeswitch_fig5 \
-    --gpumux "$GPUMUX"
+  /usr/bin/env python3 plots/make_figures.py --quick --platform cuda \
+    --only pipeswitch_fig5_switch_latency --gpumux "$GPUMUX"
   tar czf "$OUT/figures-cuda.tar.gz" results/figures-cuda-quick plots/out/cuda
 }
 
