@@ -48,7 +48,7 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-TEST_CASE("sim and cuda agree on a PipeSwitch-style switch scenario", "[gpu][parity]") {
+TEST_CASE("parity: sim and cuda agree on a PipeSwitch-style switch scenario", "[gpu][parity]") {
   if (cuda_device_count() == 0) {
     // Label `gpu`: CI leaves it out. Run by hand without a GPU, it fails rather than pass
     // having compared nothing.
