@@ -8,12 +8,7 @@
 
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
-
-namespace gpumux::fixtures {
-std::filesystem::path make_temp_dir(const std::string& tag);
-void write_file(const std::filesystem::path& path, const std::string& text);
-nlohmann::json profile_json(const std::string& name);
-}  // namespace gpumux::fixtures
+#include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;
 using Catch::Matchers::Contains;
@@ -26,16 +21,8 @@ const std::filesystem::path kDevices =
 
 // Loads `doc` from a temp file; returns the message without the "<file>: " prefix.
 std::string load_error(const nlohmann::json& doc) {
-  const auto path = fx::make_temp_dir("profile_err") / "p.json";
-  fx::write_file(path, doc.dump());
-  try {
-    (void)gpumux::load_device_profile(path);
-  } catch (const gpumux::TraceError& e) {
-    const std::string msg = e.what();
-    const std::string prefix = path.string() + ": ";
-    return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : "(file not named) " + msg;
-  }
-  return "(no error)";
+  return fx::trace_error(doc, "p.json",
+                         [](const auto& path) { return gpumux::load_device_profile(path); });
 }
 
 }  // namespace

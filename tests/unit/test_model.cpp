@@ -9,12 +9,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/model.hpp"
-
-namespace gpumux::fixtures {
-std::filesystem::path make_temp_dir(const std::string& tag);
-void write_file(const std::filesystem::path& path, const std::string& text);
-nlohmann::json model_json(const std::string& name);
-}  // namespace gpumux::fixtures
+#include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;
 using Catch::Matchers::Contains;
@@ -24,17 +19,7 @@ using gpumux::LayerRange;
 namespace {
 
 std::string load_error(const nlohmann::json& doc, const std::string& file_name = "m.json") {
-  const auto dir = fx::make_temp_dir("model_err");
-  const auto path = dir / file_name;
-  fx::write_file(path, doc.dump());
-  try {
-    (void)gpumux::load_model(path);
-  } catch (const gpumux::TraceError& e) {
-    const std::string msg = e.what();
-    const std::string prefix = path.string() + ": ";
-    return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : "(file not named) " + msg;
-  }
-  return "(no error)";
+  return fx::trace_error(doc, file_name, [](const auto& path) { return gpumux::load_model(path); });
 }
 
 }  // namespace

@@ -8,11 +8,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/workload.hpp"
-
-namespace gpumux::fixtures {
-std::filesystem::path make_temp_dir(const std::string& tag);
-void write_file(const std::filesystem::path& path, const std::string& text);
-}  // namespace gpumux::fixtures
+#include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;
 namespace fs = std::filesystem;

@@ -1,6 +1,5 @@
-// Shared fixtures of the unit tests: a hand-written model, a hand-written device profile, and a
-// throw-away repository root holding them (so config and workload tests do not depend on the
-// real zoo or on the real device profiles). Declared where used, in namespace gpumux::fixtures.
+// Shared fixtures of the unit tests (declared in unit_fixtures.hpp). This file holds no test
+// case and so no assertion: the tests that use these fixtures make them.
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,8 @@
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>
+
+#include "unit_fixtures.hpp"
 
 namespace gpumux::fixtures {
 
