@@ -324,20 +324,26 @@ void CudaDevice::naive_allocations(const Launch& l) {
   for (void* p : ptrs) GPUMUX_CUDA_TRY(cudaFree(p));
 }
 
-void CudaDevice::stage_host_memory(const Launch& l) {
+CudaDevice::HostSide CudaDevice::stage_host_memory(const Launch& l) {
   // Creating or growing a pinned buffer page-locks it (about 1 s per GiB): done here, before
   // the op's start event, so a copy's measured time is the transfer alone.
   const OpSpec& op = l.spec;
-  if (op.bytes == 0) return;
+  HostSide host;
+  if (op.bytes == 0) return host;
   if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights) {
-    const std::uint64_t need = op.model->weight_bytes(LayerRange{0, op.layers.first}) + op.bytes;
-    (void)(op.pageable ? store_.pageable(*op.model, need) : store_.pinned(*op.model, need));
-  } else if (op.kind == OpKind::CopyH2D || op.kind == OpKind::CopyD2H) {
-    (void)state_.get(op.bytes);
+    const std::uint64_t first = op.model->weight_bytes(LayerRange{0, op.layers.first});
+    const std::span<const std::byte> w = op.pageable ? store_.pageable(*op.model, first + op.bytes)
+                                                     : store_.pinned(*op.model, first + op.bytes);
+    host.src = w.data() + first;
+  } else if (op.kind == OpKind::CopyH2D) {
+    host.src = state_.get(op.bytes).data();
+  } else if (op.kind == OpKind::CopyD2H) {
+    host.dst = state_.get(op.bytes).data();
   }
+  return host;
 }
 
-void CudaDevice::enqueue_copy(const Launch& l) {
+void CudaDevice::enqueue_copy(const Launch& l, HostSide host) {
   const OpSpec& op = l.spec;
   std::uint64_t bytes = op.bytes;
   if (bytes == 0) return;
@@ -345,15 +351,7 @@ void CudaDevice::enqueue_copy(const Launch& l) {
       !l.layer_offsets.empty() ? l.layer_offsets.front() : op.weight_offset;
   switch (op.kind) {
     case OpKind::CopyH2D: {
-      const std::byte* src = nullptr;
-      if (op.purpose == OpPurpose::LoadWeights) {
-        const std::uint64_t first = op.model->weight_bytes(LayerRange{0, op.layers.first});
-        const std::span<const std::byte> w = op.pageable ? store_.pageable(*op.model, first + bytes)
-                                                         : store_.pinned(*op.model, first + bytes);
-        src = w.data() + first;
-      } else {
-        src = state_.get(bytes).data();
-      }
+      const std::byte* src = host.src;
       std::byte* dst = arena_.address(
           op.purpose == OpPurpose::LoadWeights ? op.weight_offset : dst_offset, &bytes);
       GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, l.cuda));
@@ -361,8 +359,7 @@ void CudaDevice::enqueue_copy(const Launch& l) {
     }
     case OpKind::CopyD2H: {
       const std::byte* src = arena_.address(op.source_offset, &bytes);
-      std::byte* dst = state_.get(bytes).data();
-      GPUMUX_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, l.cuda));
+      GPUMUX_CUDA_TRY(cudaMemcpyAsync(host.dst, src, bytes, cudaMemcpyDeviceToHost, l.cuda));
       break;
     }
     case OpKind::CopyD2D: {
@@ -430,11 +427,11 @@ void CudaDevice::enqueue_compute(const Launch& l) {
   }
 }
 
-void CudaDevice::enqueue_work(const Launch& l) {
+void CudaDevice::enqueue_work(const Launch& l, HostSide host) {
   if (l.spec.kind == OpKind::Compute) {
     enqueue_compute(l);
   } else if (is_copy(l.spec.kind)) {
-    enqueue_copy(l);
+    enqueue_copy(l, host);
   }
 }
 
@@ -479,10 +476,10 @@ void CudaDevice::launch(const Launch& l) noexcept {
         return;
       }
     }
-    dev->stage_host_memory(l);  // pinning is set-up, not transfer: before the start event
+    const HostSide host = dev->stage_host_memory(l);  // before the start event
     for (const auto& dep : l.wait_for) GPUMUX_CUDA_TRY(cudaStreamWaitEvent(l.cuda, dep->end, 0));
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->start, l.cuda));
-    dev->enqueue_work(l);
+    dev->enqueue_work(l, host);
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
     auto* arg = new HostArg{dev, stream, slot, token};
     const cudaError_t st = cudaLaunchHostFunc(l.cuda, &CudaDevice::host_done, arg);

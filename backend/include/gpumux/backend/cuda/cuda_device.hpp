@@ -191,11 +191,16 @@ class CudaDevice final : public Device {
 
   // Launcher side (worker threads).
   static void launch(const Launch& l) noexcept;
-  void enqueue_work(const Launch& l);
+  /// The host memory of a copy (H2D source, D2H destination), pinned before it starts.
+  struct HostSide {
+    const std::byte* src = nullptr;
+    std::byte* dst = nullptr;
+  };
+  void enqueue_work(const Launch& l, HostSide host);
   void enqueue_compute(const Launch& l);
-  void enqueue_copy(const Launch& l);
+  void enqueue_copy(const Launch& l, HostSide host);
   void naive_allocations(const Launch& l);
-  void stage_host_memory(const Launch& l);
+  HostSide stage_host_memory(const Launch& l);
   static void CUDART_CB host_done(void* arg);
 
   // Runtime side of the launchers' posts.
