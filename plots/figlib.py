@@ -64,34 +64,34 @@ class FigureContext:
             for line in f:
                 yield json.loads(line)
 
-    def platform_word(self, sweep_file):
-        """How a sweep's runs were made, for titles: "simulated", "emulated" or, on a real
-        GPU, "measured on NVIDIA H100 ..." (from the first complete run's run.json)."""
+    def first_run(self, sweep_file):
+        """run.json of a sweep's first complete point (labels in order), or {} if none."""
         d = self.sweep_dir(sweep_file)
         for label in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             run = os.path.join(d, label, "run.json")
             if os.path.exists(run):
                 with open(run) as f:
-                    platform = json.load(f).get("platform", "sim")
-                gpu = platform_gpu(platform)
-                if gpu:
-                    return "measured on " + gpu
-                return "emulated" if platform.startswith("emulated") else "simulated"
-        return "simulated"
+                    return json.load(f)
+        return {}
+
+    def platform_word(self, sweep_file):
+        """How a sweep's runs were made, for titles: "simulated", "emulated" or, on a real
+        GPU, "measured on NVIDIA H100 ..."."""
+        platform = self.first_run(sweep_file).get("platform", "sim")
+        gpu = platform_gpu(platform)
+        if gpu:
+            return "measured on " + gpu
+        return "emulated" if platform.startswith("emulated") else "simulated"
 
     def device_label(self, sweep_file):
         """The device profile(s) of a sweep's first complete run, for titles; on a real GPU
         also the GPU it ran on ("v100-pcie3x16 on NVIDIA H100 80GB HBM3")."""
-        d = self.sweep_dir(sweep_file)
-        for label in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            run = os.path.join(d, label, "run.json")
-            if os.path.exists(run):
-                with open(run) as f:
-                    info = json.load(f)
-                profiles = ", ".join(x["profile"] for x in info.get("devices", []))
-                gpu = platform_gpu(info.get("platform", "sim"))
-                return f"{profiles} on {gpu}" if gpu else profiles
-        return "?"
+        info = self.first_run(sweep_file)
+        if not info:
+            return "?"
+        profiles = ", ".join(x["profile"] for x in info.get("devices", []))
+        gpu = platform_gpu(info.get("platform", "sim"))
+        return f"{profiles} on {gpu}" if gpu else profiles
 
     def write_csv(self, header, rows):
         path = os.path.join(self.out_dir, self.module.FIGURE + ".csv")

@@ -32,9 +32,10 @@ std::uint64_t state_factor(const JobState& s) {
 
 /// Records where each layer of `range` lives when the layers' state is packed from `offset`.
 void place_layers(const JobState& s, DeviceResidency& res, LayerRange range, std::uint64_t offset) {
+  const std::uint64_t factor = state_factor(s);
   for (std::uint32_t i = range.first; i < range.last; ++i) {
     res.offsets[i] = offset;
-    offset += s.model->layer(i).weight_bytes * state_factor(s);
+    offset += s.model->layer(i).weight_bytes * factor;
   }
 }
 
