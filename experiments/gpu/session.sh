@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The GPU session of issues 4 and 5, in steps that each fit one device call (10 minutes).
+# The GPU session of issues 4 and 5, in steps meant to fit a device call's 10-minute limit
+# (none has been timed on a GPU yet).
 # Prepare once here:  bash experiments/gpu/carry_deps.sh   (fills .deps/, ignored by git)
 # Then on the device machine (carry ".deps"), e.g. in two calls:
 #   bash experiments/gpu/session.sh build tests calibrate parity
 #   bash experiments/gpu/session.sh build switch figures
-# A bare machine keeps nothing between calls, so every call starts with `build` (about two
-# minutes on 16 cores). Logs, the calibrated profile, summaries and a tarball of figure results
-# land in $OUT (at most 8 files come back; see /work/.library/device/README.md).
+# A bare machine keeps nothing between calls, so every call starts with `build`. Logs, the
+# calibrated profile, summaries and a tarball of figure results land in $OUT (at most 8 files come back; see /work/.library/device/README.md).
 #
 # Steps:
 #   build      configure and build build-gpu/ (Release, sm_90, no benchmarks) with .deps
@@ -15,8 +15,8 @@
 #   parity     the sim-vs-cuda parity test (needs the calibrated profile: run calibrate first)
 #   switch     the PipeSwitch switch scenario (default config, ResNet-152 inference arriving
 #              during training) on sim and on cuda with the calibrated profile
-#   figures    the quick PipeSwitch Fig. 5 sweep on cuda (about 3 minutes of real time plus
-#              set-up per point); results tarred to $OUT for plotting here
+#   figures    the quick PipeSwitch Fig. 5 sweep on cuda (171 s of simulated time, which a real
+#              platform runs in real time, plus set-up per point); results tarred to $OUT for plotting here
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpumux-out}
