@@ -6,7 +6,8 @@
 #   bash experiments/gpu/session.sh build tests calibrate parity
 #   bash experiments/gpu/session.sh build switch figures
 # A bare machine keeps nothing between calls, so every call starts with `build`. Logs, the
-# calibrated profile, summaries and a tarball of figure results land in $OUT (at most 8 files come back; see /work/.library/device/README.md).
+# calibrated profile, summaries and a tarball of figure results land in $OUT (at most 8 files
+# come back; see /work/.library/device/README.md).
 #
 # Steps:
 #   build      configure and build build-gpu/ (Release, sm_90, no benchmarks) with .deps
