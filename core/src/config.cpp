@@ -7,14 +7,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/result_dir.hpp"
 
 namespace gpumux {
 namespace {
@@ -62,14 +63,6 @@ double seconds(JsonReader& r, const std::string& key, double v, bool positive) {
   return v;
 }
 
-bool valid_name(const std::string& name) {
-  if (name.empty()) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
-}
-
 // Where a job came from, for messages after the jobs have been merged and sorted.
 struct Origin {
   std::string file;             // the config, or the JSONL file for file jobs
@@ -79,13 +72,18 @@ struct Origin {
 
 // The line of a JSONL file that defines job `name` ("line N"), found on the error path only.
 std::string jsonl_line_of(const std::filesystem::path& path, const std::string& name) {
-  std::ifstream in(path);
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("name") && j["name"].is_string() && j["name"] == name) {
-      return "line " + std::to_string(n);
+  try {
+    // The file was read and parsed once already, so neither step throws here in practice.
+    std::istringstream in(read_input_file(path, path.string(), kMaxTraceBytes, InputKind::Trace));
+    std::string line;
+    for (std::size_t n = 1; std::getline(in, line); ++n) {
+      const auto j = parse_json_if_json(line, path.string(), "", InputKind::Trace);
+      if (j && j->is_object() && j->contains("name") && (*j)["name"] == name) {
+        return "line " + std::to_string(n);
+      }
     }
+  } catch (const InputError&) {
+    // fall through: name the job instead of its line
   }
   return "job '" + name + "'";
 }
@@ -162,16 +160,25 @@ JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const 
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file) {
   const auto eq = assignment.find('=');
   const std::string key_path = assignment.substr(0, eq);
-  const std::string where = "--set " + key_path;
+  const std::string where = "--set " + printable(key_path);
+  // Checked before anything runs: a JSON document must be UTF-8, and invalid bytes would
+  // otherwise surface only when the resolved config is written at the end of the run.
+  if (!is_valid_utf8(assignment)) throw ConfigError(file, where, "not valid UTF-8");
   if (eq == std::string::npos || key_path.empty()) {
-    throw ConfigError(file, "--set " + assignment, "expected key.path=value");
+    throw ConfigError(file, "--set " + printable(assignment), "expected key.path=value");
   }
   const std::string text = assignment.substr(eq + 1);
   // JSON when it parses (numbers, booleans, objects, quoted strings), else a bare string.
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
+  // Duplicate keys, deep nesting and number overflow are errors, not bare strings.
+  auto parsed = parse_json_if_json(text, file, where, InputKind::Config);
+  nlohmann::json value = parsed ? std::move(*parsed) : nlohmann::json(text);
 
   const auto parts = split_dots(key_path);
+  // Bounds the depth the override can add, as the parser bounds the file's (kMaxJsonDepth).
+  if (parts.size() > kMaxJsonDepth) {
+    throw ConfigError(file, where,
+                      "key path deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
   nlohmann::json* cur = &doc;
   std::string walked;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -219,8 +226,10 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   JsonReader r(doc, file, "");
 
   cfg.name = r.required_string("name");
-  if (!valid_name(cfg.name)) {
-    r.fail("name", "'" + cfg.name + "' must be non-empty letters, digits, '_', '-' or '.'");
+  if (!is_safe_result_name(cfg.name)) {
+    r.fail("name", "'" + cfg.name +
+                       "' must be letters, digits, '_', '-' or '.', not start with '.', at most "
+                       "200 characters (it names the results folder)");
   }
   cfg.description = r.string_or("description", "");
   cfg.platform = r.string_or("platform", "sim");
@@ -334,6 +343,8 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
       r.fail("horizon_s", std::string("expected a number, got ") + h->type_name());
     cfg.horizon_ns = seconds_to_ns(seconds(r, "horizon_s", r.required_number("horizon_s"), true));
   }
+  cfg.out_dir_origin =
+      file + (r.has("out_dir") ? ": out_dir" : ": name (out_dir results/" + cfg.name + ")");
   cfg.out_dir = r.string_or("out_dir", "results/" + cfg.name);
   if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
   cfg.write_trace = r.bool_or("trace", true);
@@ -363,31 +374,20 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   return cfg;
 }
 
+ExperimentConfig parse_experiment_text(std::string_view text, const std::string& file,
+                                       const std::vector<std::string>& overrides,
+                                       const std::filesystem::path& repo_root) {
+  nlohmann::json doc = parse_json_text(text, file, "", InputKind::Config);
+  for (const auto& o : overrides) apply_override(doc, o, file);
+  return parse_experiment(std::move(doc), file, repo_root);
+}
+
 ExperimentConfig load_experiment(const std::filesystem::path& file,
                                  const std::vector<std::string>& overrides,
                                  const std::filesystem::path& repo_root) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw ConfigError(name, "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: <problem>"
-    const std::string msg = e.what();
-    const auto at = msg.find("at line ");
-    const auto colon = at == std::string::npos ? at : msg.find(": ", at);
-    if (colon != std::string::npos) {
-      throw ConfigError(name, msg.substr(at + 3, colon - at - 3), msg.substr(colon + 2));
-    }
-    const auto tag = msg.find("] ");
-    throw ConfigError(name, "byte " + std::to_string(e.byte),
-                      tag == std::string::npos ? msg : msg.substr(tag + 2));
-  }
-  for (const auto& o : overrides) apply_override(doc, o, name);
-  return parse_experiment(std::move(doc), name, repo_root);
+  const std::string text = read_input_file(file, name, kMaxDocumentBytes, InputKind::Config);
+  return parse_experiment_text(text, name, overrides, repo_root);
 }
 
 std::filesystem::path find_repo_root(const std::filesystem::path& start) {

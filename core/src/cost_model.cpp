@@ -75,11 +75,12 @@ double CostModel::occupancy(const Layer& layer, std::uint32_t batch) const noexc
   for (const GemmShape& g : layer.gemms) {
     if (g.count > 1) {
       // Batched GEMMs (heads, groups): count*b independent problems of m rows each.
-      tiles += static_cast<double>(ceil_div(g.m, tm) * ceil_div(g.n, tn)) *
+      tiles += static_cast<double>(ceil_div(g.m, tm)) * static_cast<double>(ceil_div(g.n, tn)) *
                static_cast<double>(g.count) * static_cast<double>(b);
     } else {
       // One GEMM whose rows are the whole batch.
-      tiles += static_cast<double>(ceil_div(b * g.m, tm) * ceil_div(g.n, tn)) *
+      // Products in double: GEMM sides up to 2^40 would overflow 64-bit tile counts.
+      tiles += static_cast<double>(ceil_div(b * g.m, tm)) * static_cast<double>(ceil_div(g.n, tn)) *
                static_cast<double>(g.count);
     }
   }
@@ -155,11 +156,14 @@ DurationNs CostModel::op_ns(const Model& model, LayerRange range, std::uint32_t 
                             std::to_string(range.last) + ") outside model '" + model.name() +
                             "' of " + std::to_string(model.layer_count()) + " layers");
   }
+  // Saturating: a layer's time is clamped at kMaxDurationNs, and a sum of such times (or the
+  // kernel count times the launch cost) must not overflow int64.
   DurationNs total = options_.framework_overhead_ns;
   for (std::uint32_t i = range.first; i < range.last; ++i) {
     if (inference && model.layers()[i].aux) continue;
-    total += layer_compute_ns(model, i, batch, pass) +
-             static_cast<DurationNs>(layer_kernels(model, i, pass)) * profile_->launch_ns;
+    total = saturating_add(total, layer_compute_ns(model, i, batch, pass));
+    total =
+        saturating_add(total, saturating_mul(layer_kernels(model, i, pass), profile_->launch_ns));
   }
   return total;
 }
@@ -169,9 +173,9 @@ DurationNs CostModel::update_ns(const Model& model, Optimizer optimizer) const {
   const double bytes = static_cast<double>(model.weight_bytes()) * update_passes(optimizer);
   DurationNs launches = 0;
   for (const Layer& l : model.layers()) {
-    if (l.params > 0) launches += profile_->launch_ns;
+    if (l.params > 0) launches = saturating_add(launches, profile_->launch_ns);
   }
-  return (bw > 0 ? ceil_ns(bytes / bw) : 0) + launches;
+  return saturating_add(bw > 0 ? ceil_ns(bytes / bw) : 0, launches);
 }
 
 double CostModel::op_demand(const Model& model, LayerRange range, std::uint32_t batch,
@@ -203,13 +207,13 @@ DurationNs CostModel::h2d_ns(std::uint64_t bytes, bool pageable) const noexcept 
   const double gbps = profile_->h2d_gbps * (pageable ? profile_->pageable_factor : 1.0);
   // A CPU profile has no link (bandwidth 0): its "copies" cost only the call latency.
   if (!(gbps > 0)) return profile_->h2d_latency_ns;
-  return profile_->h2d_latency_ns + ceil_ns(static_cast<double>(bytes) / gbps);
+  return saturating_add(profile_->h2d_latency_ns, ceil_ns(static_cast<double>(bytes) / gbps));
 }
 
 DurationNs CostModel::d2h_ns(std::uint64_t bytes, bool pageable) const noexcept {
   const double gbps = profile_->d2h_gbps * (pageable ? profile_->pageable_factor : 1.0);
   if (!(gbps > 0)) return profile_->d2h_latency_ns;
-  return profile_->d2h_latency_ns + ceil_ns(static_cast<double>(bytes) / gbps);
+  return saturating_add(profile_->d2h_latency_ns, ceil_ns(static_cast<double>(bytes) / gbps));
 }
 
 }  // namespace gpumux

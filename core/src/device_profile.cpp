@@ -62,7 +62,8 @@ DurationNs DeviceProfile::malloc_ns(std::uint64_t bytes) const noexcept {
   __extension__ using U128 = unsigned __int128;
   const auto per_gib = static_cast<U128>(std::max<DurationNs>(malloc_per_gib_ns, 0));
   const U128 scaled = (per_gib * bytes + ((1ull << 30) - 1)) >> 30;
-  return malloc_base_ns + static_cast<DurationNs>(scaled);
+  const auto capped = static_cast<DurationNs>(std::min<U128>(scaled, kMaxDurationNs));
+  return saturating_add(malloc_base_ns, capped);
 }
 
 namespace {
@@ -70,20 +71,55 @@ namespace {
 constexpr const char* kKindKeys[kLayerKinds] = {"conv",      "linear",    "norm",       "pool",
                                                 "embedding", "attention", "elementwise"};
 
-double fraction(JsonReader& r, const std::string& key) {
+// Physical limits of a profile's numbers (traces/formats.md). Each is generous (real devices
+// sit orders of magnitude inside it) and together they keep every cost the model derives
+// finite; the cost model still clamps its results at kMaxDurationNs.
+constexpr double kMinTflops = 1e-6;                   // 1 MFLOP/s
+constexpr double kMaxTflops = 1e6;                    // 1 EFLOP/s
+constexpr double kMinGbps = 1e-3;                     // 1 MB/s
+constexpr double kMaxGbps = 1e6;                      // 1 PB/s
+constexpr double kMinFraction = 1e-3;                 // efficiencies and the pageable factor
+constexpr DurationNs kMaxCostNs = 1'000'000'000'000;  // 1000 s for any one runtime cost
+constexpr std::uint64_t kMaxMemoryBytes = std::uint64_t{1} << 50;  // 1 PiB
+
+std::string bound_text(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
+}
+
+// A value in [lo, hi]; `zero_ok` also allows 0 (a path the device does not have).
+double ranged(JsonReader& r, const std::string& key, double lo, double hi, bool zero_ok) {
   const double v = r.required_number(key);
-  if (!(v > 0 && v <= 1)) r.fail(key, "must be in (0, 1]");
+  if (zero_ok && v == 0) return 0;
+  if (zero_ok) r.non_negative(key, v);
+  r.positive(key, v);
+  if (!(v >= lo && v <= hi)) {
+    r.fail(key, std::string("out of range: must be ") + (zero_ok ? "0 or " : "") + "in [" +
+                    bound_text(lo) + ", " + bound_text(hi) + "], got " + bound_text(v));
+  }
   return v;
 }
 
-double non_negative(JsonReader& r, const std::string& key) {
-  return r.non_negative(key, r.required_number(key));
+double fraction(JsonReader& r, const std::string& key) {
+  const double v = r.required_number(key);
+  if (!(v > 0 && v <= 1)) r.fail(key, "must be in (0, 1]");
+  if (v < kMinFraction) r.fail(key, "out of range (below 0.001)");
+  return v;
+}
+
+double tflops(JsonReader& r, const std::string& key, bool zero_ok) {
+  return ranged(r, key, kMinTflops, kMaxTflops, zero_ok);
+}
+
+double gbps(JsonReader& r, const std::string& key, bool zero_ok) {
+  return ranged(r, key, kMinGbps, kMaxGbps, zero_ok);
 }
 
 DurationNs duration(JsonReader& r, const std::string& key) {
   const std::int64_t v = r.required_int(key);
   if (v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
-  if (v > 100'000'000'000'000'000) r.fail(key, "out of range");
+  if (v > kMaxCostNs) r.fail(key, "out of range (more than 1e12 ns)");
   return v;
 }
 
@@ -99,7 +135,7 @@ std::vector<DurationNs> read_times(JsonReader& r, const std::string& key, const 
   out.reserve(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     const auto& v = a[i];
-    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e17) {
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e12) {
       r.fail(key, "element " + std::to_string(i) + " is not a duration >= 0 ns");
     }
     out.push_back(static_cast<DurationNs>(std::llround(v.get<double>())));
@@ -122,21 +158,24 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   }
   const bool gpu = p.kind == DeviceKind::Gpu;
   p.memory_bytes = count(r, "memory_bytes", 1);
+  if (p.memory_bytes > kMaxMemoryBytes) r.fail("memory_bytes", "out of range (more than 2^50)");
   p.sm_count = static_cast<std::uint32_t>(count(r, "sm_count", 1));
   if (p.sm_count > (1u << 20)) r.fail("sm_count", "out of range");
 
   JsonReader c = r.object("compute");
-  p.fp32_tflops = c.positive("fp32_tflops", c.required_number("fp32_tflops"));
-  p.tf32_tflops = non_negative(c, "tf32_tflops");  // 0: no tensor-core path for this precision
-  p.fp16_tflops = non_negative(c, "fp16_tflops");
-  p.bf16_tflops = non_negative(c, "bf16_tflops");
-  p.mem_bandwidth_gbps = c.positive("mem_bandwidth_gbps", c.required_number("mem_bandwidth_gbps"));
+  p.fp32_tflops = tflops(c, "fp32_tflops", false);
+  p.tf32_tflops = tflops(c, "tf32_tflops", true);  // 0: no tensor-core path for this precision
+  p.fp16_tflops = tflops(c, "fp16_tflops", true);
+  p.bf16_tflops = tflops(c, "bf16_tflops", true);
+  p.mem_bandwidth_gbps = gbps(c, "mem_bandwidth_gbps", false);
   JsonReader eff = c.object("efficiency");
   for (int k = 0; k < kLayerKinds; ++k) p.efficiency[k] = fraction(eff, kKindKeys[k]);
   eff.finish();
   p.memory_efficiency = fraction(c, "memory_efficiency");
   p.tile_m = static_cast<std::uint32_t>(count(c, "tile_m", 1));
   p.tile_n = static_cast<std::uint32_t>(count(c, "tile_n", 1));
+  if (p.tile_m > (1u << 20)) c.fail("tile_m", "out of range");
+  if (p.tile_n > (1u << 20)) c.fail("tile_n", "out of range");
   c.finish();
 
   JsonReader kernels = r.object("kernels");
@@ -152,17 +191,13 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
 
   JsonReader link = r.object("link");
   // A CPU device has no host link of its own; a GPU must be able to move bytes.
-  auto bandwidth = [&](const char* key) {
-    return gpu ? link.positive(key, link.required_number(key)) : non_negative(link, key);
-  };
-  p.h2d_gbps = bandwidth("h2d_gbps");
-  p.d2h_gbps = bandwidth("d2h_gbps");
+  p.h2d_gbps = gbps(link, "h2d_gbps", !gpu);
+  p.d2h_gbps = gbps(link, "d2h_gbps", !gpu);
   p.h2d_latency_ns = duration(link, "h2d_latency_ns");
   p.d2h_latency_ns = duration(link, "d2h_latency_ns");
-  p.pageable_factor =
-      gpu ? link.positive("pageable_factor", link.required_number("pageable_factor"))
-          : non_negative(link, "pageable_factor");
-  p.peer_gbps = non_negative(link, "peer_gbps");
+  // Pageable copies run at this fraction of the pinned bandwidth: at most 1.
+  p.pageable_factor = ranged(link, "pageable_factor", kMinFraction, 1.0, !gpu);
+  p.peer_gbps = gbps(link, "peer_gbps", true);
   link.finish();
 
   JsonReader rt = r.object("runtime");
@@ -235,6 +270,15 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+DeviceProfile parse_device_profile_text(std::string_view text, const std::string& file) {
+  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
+  try {
+    return parse_profile(doc, file);
+  } catch (const ConfigError& e) {
+    rethrow_as_trace(e, file);
+  }
+}
 
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
   const std::string name = file.string();

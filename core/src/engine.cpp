@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
+#include <limits>
 #include <sstream>
 
 #include "gpumux/errors.hpp"
@@ -809,7 +810,12 @@ std::uint64_t EngineImpl::ephemeral_bytes(JobId job) const {
   const JobState& s = states_[index_of(job)];
   const std::uint64_t per_sample = s.training() ? s.model->training_activation_bytes_per_sample()
                                                 : s.model->inference_activation_bytes_per_sample();
-  return per_sample * s.spec->batch;
+  // Saturates rather than wrapping, so an absurd model cannot look small (per_sample < 2^59).
+  const std::uint64_t batch = s.spec->batch;
+  if (batch > 0 && per_sample > std::numeric_limits<std::uint64_t>::max() / batch) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return per_sample * batch;
 }
 
 LayerRange EngineImpl::range_for(const JobState& s, const Cursor& c, std::uint32_t layers) const {
@@ -841,7 +847,8 @@ DurationNs EngineImpl::op_cost(const JobState& s, DeviceId device, const Cursor&
                                LayerRange r) const {
   const CostModel& cm = costs_[index_of(device)];
   if (c.pass == Pass::Update) {
-    return cm.update_ns(*s.model, s.spec->optimizer) + cm.options().framework_overhead_ns;
+    return saturating_add(cm.update_ns(*s.model, s.spec->optimizer),
+                          cm.options().framework_overhead_ns);
   }
   return cm.op_ns(*s.model, r, s.spec->batch, c.pass, s.inference());
 }
@@ -860,8 +867,8 @@ DurationNs EngineImpl::estimate_unit_ns(JobId job, DeviceId device) const {
   const LayerRange all{0, s.model->layer_count()};
   DurationNs t = op_cost(s, device, Cursor{0, Pass::Forward, 0}, all);
   if (s.training()) {
-    t += op_cost(s, device, Cursor{0, Pass::Backward, 0}, all);
-    t += op_cost(s, device, Cursor{0, Pass::Update, 0}, all);
+    t = saturating_add(t, op_cost(s, device, Cursor{0, Pass::Backward, 0}, all));
+    t = saturating_add(t, op_cost(s, device, Cursor{0, Pass::Update, 0}, all));
   }
   return t;
 }
@@ -1014,8 +1021,9 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
   spec.layer_offsets = res.offsets.data();
   if (options.per_tensor_malloc) {
     const std::uint64_t tensors = std::max<std::uint64_t>(1, s.model->tensors(range));
-    spec.setup_ns = static_cast<DurationNs>(tensors) *
-                    devices_[index_of(device)]->profile().malloc_ns(a.bytes / tensors);
+    spec.setup_ns =
+        saturating_mul(static_cast<std::int64_t>(tensors),
+                       devices_[index_of(device)]->profile().malloc_ns(a.bytes / tensors));
   }
   add_context_dep(spec, copy_stream, "load");
   for (const OpHandle& h : options.after) {

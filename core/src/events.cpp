@@ -10,62 +10,96 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
 
 namespace gpumux {
 
 std::string_view to_string(EventKind k) noexcept {
   switch (k) {
-    case EventKind::RunStart: return "run_start";
-    case EventKind::JobArrival: return "job_arrival";
-    case EventKind::RequestArrival: return "request_arrival";
-    case EventKind::OpSubmit: return "op_submit";
-    case EventKind::OpStart: return "op_start";
-    case EventKind::OpEnd: return "op_end";
-    case EventKind::RequestEnd: return "request_end";
-    case EventKind::IterationEnd: return "iteration_end";
-    case EventKind::JobEnd: return "job_end";
-    case EventKind::Alloc: return "alloc";
-    case EventKind::Free: return "free";
-    case EventKind::ContextCreate: return "context_create";
-    case EventKind::Preempt: return "preempt";
-    case EventKind::Migrate: return "migrate";
-    case EventKind::PolicyMetric: return "metric";
-    case EventKind::DeviceNote: return "device_note";
-    case EventKind::RunEnd: return "run_end";
+    case EventKind::RunStart:
+      return "run_start";
+    case EventKind::JobArrival:
+      return "job_arrival";
+    case EventKind::RequestArrival:
+      return "request_arrival";
+    case EventKind::OpSubmit:
+      return "op_submit";
+    case EventKind::OpStart:
+      return "op_start";
+    case EventKind::OpEnd:
+      return "op_end";
+    case EventKind::RequestEnd:
+      return "request_end";
+    case EventKind::IterationEnd:
+      return "iteration_end";
+    case EventKind::JobEnd:
+      return "job_end";
+    case EventKind::Alloc:
+      return "alloc";
+    case EventKind::Free:
+      return "free";
+    case EventKind::ContextCreate:
+      return "context_create";
+    case EventKind::Preempt:
+      return "preempt";
+    case EventKind::Migrate:
+      return "migrate";
+    case EventKind::PolicyMetric:
+      return "metric";
+    case EventKind::DeviceNote:
+      return "device_note";
+    case EventKind::RunEnd:
+      return "run_end";
   }
   return "?";
 }
 
 std::string_view to_string(OpKind k) noexcept {
   switch (k) {
-    case OpKind::Compute: return "compute";
-    case OpKind::CopyH2D: return "h2d";
-    case OpKind::CopyD2H: return "d2h";
-    case OpKind::CopyD2D: return "d2d";
-    case OpKind::Host: return "host";
+    case OpKind::Compute:
+      return "compute";
+    case OpKind::CopyH2D:
+      return "h2d";
+    case OpKind::CopyD2H:
+      return "d2h";
+    case OpKind::CopyD2D:
+      return "d2d";
+    case OpKind::Host:
+      return "host";
   }
   return "?";
 }
 
 std::string_view to_string(OpPurpose p) noexcept {
   switch (p) {
-    case OpPurpose::Forward: return "forward";
-    case OpPurpose::Backward: return "backward";
-    case OpPurpose::Update: return "update";
-    case OpPurpose::LoadWeights: return "load_weights";
-    case OpPurpose::MigrateState: return "migrate_state";
-    case OpPurpose::StartContext: return "start_context";
-    case OpPurpose::Allocate: return "allocate";
-    case OpPurpose::Other: return "other";
+    case OpPurpose::Forward:
+      return "forward";
+    case OpPurpose::Backward:
+      return "backward";
+    case OpPurpose::Update:
+      return "update";
+    case OpPurpose::LoadWeights:
+      return "load_weights";
+    case OpPurpose::MigrateState:
+      return "migrate_state";
+    case OpPurpose::StartContext:
+      return "start_context";
+    case OpPurpose::Allocate:
+      return "allocate";
+    case OpPurpose::Other:
+      return "other";
   }
   return "?";
 }
 
 std::string_view to_string(OpStatus s) noexcept {
   switch (s) {
-    case OpStatus::Ok: return "ok";
-    case OpStatus::Dropped: return "dropped";
-    case OpStatus::Aborted: return "aborted";
+    case OpStatus::Ok:
+      return "ok";
+    case OpStatus::Dropped:
+      return "dropped";
+    case OpStatus::Aborted:
+      return "aborted";
   }
   return "?";
 }
@@ -97,10 +131,18 @@ void append_escaped(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -210,24 +252,24 @@ EventLog read_events_jsonl(const std::string& file) {
   std::string line;
   std::size_t line_no = 0;
   static constexpr std::array kinds{
-      EventKind::RunStart, EventKind::JobArrival,   EventKind::RequestArrival, EventKind::OpSubmit,
-      EventKind::OpStart,  EventKind::OpEnd,        EventKind::RequestEnd,     EventKind::IterationEnd,
-      EventKind::JobEnd,   EventKind::Alloc,        EventKind::Free,           EventKind::ContextCreate,
-      EventKind::Preempt,  EventKind::Migrate,      EventKind::PolicyMetric,   EventKind::DeviceNote,
-      EventKind::RunEnd};
+      EventKind::RunStart,   EventKind::JobArrival,   EventKind::RequestArrival,
+      EventKind::OpSubmit,   EventKind::OpStart,      EventKind::OpEnd,
+      EventKind::RequestEnd, EventKind::IterationEnd, EventKind::JobEnd,
+      EventKind::Alloc,      EventKind::Free,         EventKind::ContextCreate,
+      EventKind::Preempt,    EventKind::Migrate,      EventKind::PolicyMetric,
+      EventKind::DeviceNote, EventKind::RunEnd};
   static constexpr std::array op_kinds{OpKind::Compute, OpKind::CopyH2D, OpKind::CopyD2H,
                                        OpKind::CopyD2D, OpKind::Host};
-  static constexpr std::array purposes{OpPurpose::Forward,      OpPurpose::Backward,
-                                       OpPurpose::Update,       OpPurpose::LoadWeights,
-                                       OpPurpose::MigrateState, OpPurpose::StartContext,
-                                       OpPurpose::Allocate,     OpPurpose::Other};
+  static constexpr std::array purposes{
+      OpPurpose::Forward,      OpPurpose::Backward,     OpPurpose::Update,   OpPurpose::LoadWeights,
+      OpPurpose::MigrateState, OpPurpose::StartContext, OpPurpose::Allocate, OpPurpose::Other};
   static constexpr std::array statuses{OpStatus::Ok, OpStatus::Dropped, OpStatus::Aborted};
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = parse_json_text(line, file, "line " + std::to_string(line_no), InputKind::Trace);
       Event e;
       e.t_ns = j.at("t").get<std::int64_t>();
       e.kind = parse_enum(j.at("ev").get<std::string>(), kinds, file, line_no, "ev");
@@ -235,7 +277,8 @@ EventLog read_events_jsonl(const std::string& file) {
       e.op = j.value("op", std::uint64_t{0});
       e.device = j.value("dev", std::uint16_t{0});
       e.stream = j.value("stream", std::uint32_t{0});
-      if (j.contains("kind")) e.op_kind = parse_enum(j["kind"].get<std::string>(), op_kinds, file, line_no, "kind");
+      if (j.contains("kind"))
+        e.op_kind = parse_enum(j["kind"].get<std::string>(), op_kinds, file, line_no, "kind");
       if (j.contains("purpose"))
         e.purpose = parse_enum(j["purpose"].get<std::string>(), purposes, file, line_no, "purpose");
       if (j.contains("status"))

@@ -1,12 +1,15 @@
 // Strict, typed reading of JSON objects for configs and trace files.
 #include "gpumux/json_reader.hpp"
 
-#include <fstream>
-
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "gpumux/input_file.hpp"
 
 namespace gpumux {
 namespace {
@@ -145,16 +148,191 @@ void JsonReader::finish() const {
   }
 }
 
+namespace {
+
+using Json = nlohmann::json;
+
+std::string join_where(const std::string& prefix, const std::string& inner) {
+  if (prefix.empty()) return inner;
+  if (inner.empty()) return prefix;
+  return prefix + ": " + inner;
+}
+
+// "line L, column C" of byte offset `position` (1-based, as nlohmann counts).
+std::string line_column(std::string_view text, std::size_t position) {
+  position = std::min(position, text.size());
+  std::size_t line = 1, column = 0;
+  for (std::size_t i = 0; i < position; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// Builds the document like nlohmann's own DOM parser, and additionally tracks the key path,
+// bounds the depth and rejects duplicate keys while parsing. Errors are thrown from the
+// callbacks; nlohmann's parser is iterative, so nothing here recurses.
+class StrictSax final : public nlohmann::json_sax<Json> {
+ public:
+  StrictSax(std::string_view text, const std::string& file, const std::string& where,
+            InputKind kind, bool syntax_errors_throw)
+      : text_(text),
+        file_(file),
+        where_(where),
+        kind_(kind),
+        syntax_errors_throw_(syntax_errors_throw) {}
+
+  Json& result() { return root_; }
+
+  bool null() override { return put(Json(nullptr)); }
+  bool boolean(bool v) override { return put(Json(v)); }
+  bool number_integer(number_integer_t v) override { return put(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(Json(v)); }
+  bool number_float(number_float_t v, const string_t& /*text*/) override { return put(Json(v)); }
+  bool string(string_t& v) override { return put(Json(std::move(v))); }
+  bool binary(binary_t& v) override { return put(Json::binary(std::move(v))); }
+  bool start_object(std::size_t /*elements*/) override { return open(Json::object()); }
+  bool start_array(std::size_t /*elements*/) override { return open(Json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    keys_.back() = std::move(k);
+    if (stack_.back()->contains(keys_.back())) fail(path(), "duplicate key");
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& ex) override {
+    if (ex.id == 406) {  // out_of_range.406: a number that does not fit a double
+      const std::string inner = path();
+      fail(inner.empty() ? line_column(text_, position) : inner,
+           "number out of range: " + printable(token) + " (" + line_column(text_, position) + ")");
+    }
+    if (!syntax_errors_throw_) return false;
+    // "[json.exception.parse_error.101] parse error at line 3, column 11: syntax error ..."
+    const std::string msg = ex.what();
+    std::string at = line_column(text_, position);
+    std::string problem = msg;
+    if (const auto p = msg.find("at line "); p != std::string::npos) {
+      const auto colon = msg.find(": ", p);
+      if (colon != std::string::npos) {
+        at = msg.substr(p + 3, colon - p - 3);
+        problem = msg.substr(colon + 2);
+      }
+    } else if (const auto tag = msg.find("] "); tag != std::string::npos) {
+      problem = msg.substr(tag + 2);
+    }
+    problem = printable(problem);
+    if (!where_.empty()) {
+      // One line of a JSONL file: the file's line is in `where`; keep the column.
+      const auto comma = at.find(", ");
+      throw_input_error(kind_, file_, where_,
+                        "invalid JSON: " + problem +
+                            (comma == std::string::npos ? "" : " (" + at.substr(comma + 2) + ")"));
+    }
+    throw_input_error(kind_, file_, at,
+                      (kind_ == InputKind::Trace ? "invalid JSON: " : "") + problem);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& inner, const std::string& problem) const {
+    throw_input_error(kind_, file_, join_where(where_, inner), problem);
+  }
+
+  // The key path of the value being parsed: "a.b[3].c". An array's open child is its last
+  // element; in the innermost container the next value goes at index size().
+  std::string path() const {
+    std::string out;
+    for (std::size_t i = 0; i < stack_.size(); ++i) {
+      const Json& c = *stack_[i];
+      if (c.is_array()) {
+        const std::size_t open_child = i + 1 < stack_.size() ? 1 : 0;
+        out += '[';
+        out += std::to_string(c.size() - open_child);
+        out += ']';
+      } else {
+        if (!out.empty()) out += ".";
+        out += printable(keys_[i]);
+      }
+    }
+    return out;
+  }
+
+  Json* place(Json&& v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& top = *stack_.back();
+    if (top.is_array()) {
+      top.push_back(std::move(v));
+      return &top.back();
+    }
+    Json& slot = top[keys_.back()];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  bool put(Json&& v) {
+    place(std::move(v));
+    return true;
+  }
+
+  bool open(Json&& container) {
+    if (stack_.size() >= kMaxJsonDepth) {
+      fail(path(), "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    // Pointers stay valid: a container only grows while it is the innermost one.
+    stack_.push_back(place(std::move(container)));
+    keys_.emplace_back();
+    return true;
+  }
+
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  const std::string& where_;
+  InputKind kind_;
+  bool syntax_errors_throw_;
+  Json root_;
+  std::vector<Json*> stack_;       // open containers, outermost first
+  std::vector<std::string> keys_;  // per open container: the key being read (objects)
+};
+
+std::optional<Json> parse_strict(std::string_view text, const std::string& file,
+                                 const std::string& where, InputKind kind, bool syntax_throws) {
+  StrictSax sax(text, file, where, kind, syntax_throws);
+  const char* begin = text.data();
+  if (!Json::sax_parse(begin, begin + text.size(), &sax)) return std::nullopt;
+  return std::move(sax.result());
+}
+
+}  // namespace
+
+Json parse_json_text(std::string_view text, const std::string& file, const std::string& where,
+                     InputKind kind) {
+  return *parse_strict(text, file, where, kind, true);
+}
+
+std::optional<Json> parse_json_if_json(std::string_view text, const std::string& file,
+                                       const std::string& where, InputKind kind) {
+  return parse_strict(text, file, where, kind, false);
+}
+
 nlohmann::json read_json_file(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw TraceError(name, "(top level)", "cannot open file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw TraceError(name, "byte " + std::to_string(e.byte),
-                     std::string("invalid JSON: ") + e.what());
-  }
+  const std::string text = read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace);
+  return parse_json_text(text, name, "", InputKind::Trace);
 }
 
 void rethrow_as_trace(const ConfigError& e, const std::string& file) {

@@ -141,9 +141,21 @@ LayerKind parse_kind(JsonReader& r) {
                      "'; valid: conv, linear, norm, pool, embedding, attention, elementwise");
 }
 
+// Physical limits of one layer (traces/formats.md). Real layers stay below 1e10 FLOPs and
+// 1 GiB per sample; the limits are generous yet keep every derived quantity finite: a model
+// file of at most 64 MiB holds under 2^19 layers, so byte sums stay below 2^59.
+constexpr std::uint64_t kMaxLayerCount = std::uint64_t{1} << 40;  // params, bytes: 1 Ti
+constexpr double kMaxLayerFlops = 1e18;                           // an exaFLOP per sample
+
+double flops(JsonReader& r, const std::string& key) {
+  const double v = r.non_negative(key, r.required_number(key));
+  if (v > kMaxLayerFlops) r.fail(key, "out of range (more than 1e18 FLOPs per sample)");
+  return v;
+}
+
 Layer parse_layer(const nlohmann::json& j, const std::string& file, const std::string& path) {
   JsonReader r(j, file, path);
-  constexpr auto kMax = std::numeric_limits<std::uint64_t>::max() / 4;
+  constexpr auto kMax = kMaxLayerCount;
   Layer l;
   l.name = r.required_string("name");
   l.kind = parse_kind(r);
@@ -153,8 +165,8 @@ Layer parse_layer(const nlohmann::json& j, const std::string& file, const std::s
   l.weight_bytes = read_count(r, "weight_bytes", kMax);
   l.input_bytes = read_count(r, "input_bytes", kMax);
   l.output_bytes = read_count(r, "output_bytes", kMax);
-  l.fwd_flops = r.non_negative("fwd_flops", r.required_number("fwd_flops"));
-  l.bwd_flops = r.non_negative("bwd_flops", r.required_number("bwd_flops"));
+  l.fwd_flops = flops(r, "fwd_flops");
+  l.bwd_flops = flops(r, "bwd_flops");
   const auto& gemms = r.required("gemms");
   if (!gemms.is_array())
     r.fail("gemms", std::string("expected an array, got ") + gemms.type_name());
@@ -272,6 +284,15 @@ Model parse_model(const nlohmann::json& doc, const std::string& file) {
 }
 
 }  // namespace
+
+Model parse_model_text(std::string_view text, const std::string& file) {
+  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
+  try {
+    return parse_model(doc, file);
+  } catch (const ConfigError& e) {
+    rethrow_as_trace(e, file);
+  }
+}
 
 Model load_model(const std::filesystem::path& file) {
   const std::string name = file.string();

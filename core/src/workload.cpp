@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -231,30 +233,25 @@ std::vector<JobSpec> load_jobs_jsonl(const std::filesystem::path& file,
   if (file.is_relative() && !repo_root.empty() && std::filesystem::exists(repo_root / file, ec)) {
     open_path = repo_root / file;
   }
-  std::ifstream in(open_path);
-  if (!in) throw TraceError(name, "(top level)", "cannot open file");
+  return parse_jobs_jsonl_text(read_input_file(open_path, name, kMaxTraceBytes, InputKind::Trace),
+                               name, repo_root);
+}
 
+std::vector<JobSpec> parse_jobs_jsonl_text(std::string_view text, const std::string& name,
+                                           const std::filesystem::path& repo_root) {
   std::vector<JobSpec> jobs;
   std::map<std::string, std::size_t> first_line;  // job name -> line it was defined on
-  std::string line;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  for (std::size_t begin = 0; begin < text.size();) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
     const std::string where = "line " + std::to_string(line_no);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string msg = e.what();
-      // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep the human part.
-      if (auto pos = msg.find("] "); msg.rfind("[json.exception", 0) == 0 && pos != msg.npos) {
-        msg.erase(0, pos + 2);
-      }
-      throw TraceError(name, where, "invalid JSON: " + msg);
-    }
+    const nlohmann::json j = parse_json_text(line, name, where, InputKind::Trace);
     JobSpec job = parse_job(j, name, where, repo_root);
     if (!jobs.empty() && job.arrival_ns < jobs.back().arrival_ns) {
       throw TraceError(name, where + ": arrival_s",
@@ -275,21 +272,32 @@ std::vector<JobSpec> load_jobs_jsonl(const std::filesystem::path& file,
 
 std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw TraceError(name, "(top level)", "cannot open file");
-  std::string line;
-  if (!std::getline(in, line)) throw TraceError(name, "line 1", "empty file (expected a header)");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line.substr(0, line.find(',')) != "arrival_s") {
+  return parse_arrivals_csv_text(read_input_file(file, name, kMaxTraceBytes, InputKind::Trace),
+                                 name);
+}
+
+std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::string& name) {
+  std::size_t begin = 0;
+  // The next line without its line break (and a trailing '\r'), or nullopt at the end.
+  auto next_line = [&]() -> std::optional<std::string_view> {
+    if (begin >= text.size()) return std::nullopt;
+    const auto end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return line;
+  };
+  const auto header = next_line();
+  if (!header) throw TraceError(name, "line 1", "empty file (expected a header)");
+  if (header->substr(0, header->find(',')) != "arrival_s") {
     throw TraceError(name, "line 1", "the header must begin with arrival_s");
   }
   std::vector<double> out;
   std::size_t line_no = 1;
-  while (std::getline(in, line)) {
+  while (const auto line = next_line()) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string field = line.substr(0, line.find(','));
+    if (line->find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string_view field = line->substr(0, line->find(','));
     double v = 0;
     const char* b = field.data();
     const char* e = b + field.size();
@@ -297,7 +305,7 @@ std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
     auto [ptr, ec] = std::from_chars(b, e, v);
     if (ec != std::errc() || ptr != e || !std::isfinite(v)) {
       throw TraceError(name, "line " + std::to_string(line_no),
-                       "arrival_s: expected a number, got '" + field + "'");
+                       "arrival_s: expected a number, got '" + printable(field) + "'");
     }
     if (v < 0 || v > kMaxSeconds) {
       throw TraceError(name, "line " + std::to_string(line_no), "arrival_s: out of range");

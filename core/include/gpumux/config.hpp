@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,7 @@
 namespace gpumux {
 
 struct DeviceConfig {
-  std::string profile;                    ///< name in traces/devices/
+  std::string profile;                        ///< name in traces/devices/
   std::optional<std::uint64_t> memory_bytes;  ///< override of the profile's capacity
 };
 
@@ -36,15 +37,19 @@ struct ExperimentConfig {
   nlohmann::json policy_params = nlohmann::json::object();
   std::vector<JobSpec> jobs;  ///< the whole workload, expanded (files, inline jobs, services)
   TimeNs horizon_ns = kTimeNever;
-  std::string out_dir;        ///< default: results/<name>
-  bool write_trace = true;    ///< trace.json (Chrome/Perfetto)
-  bool write_events = true;   ///< events.jsonl (summaries are computed from the events either way)
-  nlohmann::json resolved;    ///< the JSON after overrides (written as config.resolved.json)
+  std::string out_dir;         ///< default: results/<name> (relative: against the repository root)
+  std::string out_dir_origin;  ///< names where out_dir came from, for messages ("x.json: out_dir")
+  bool replace_results = false;  ///< may replace an earlier gpumux result there (--force)
+  bool write_trace = true;       ///< trace.json (Chrome/Perfetto)
+  bool write_events = true;  ///< events.jsonl (summaries are computed from the events either way)
+  nlohmann::json resolved;   ///< the JSON after overrides (written as config.resolved.json)
 };
 
 /// Applies one "a.b.c=value" override to a JSON document. The value is parsed as JSON when it
 /// parses (numbers, true/false, objects), else taken as a string. Array elements are
-/// addressed by index ("devices.0.profile"). Throws ConfigError on a bad path.
+/// addressed by index ("devices.0.profile"). Throws ConfigError on a bad path, on an
+/// assignment that is not valid UTF-8, and on a value or path nested deeper than
+/// kMaxJsonDepth.
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
 
 /// Loads, overrides, validates and expands a config. `repo_root` resolves relative paths
@@ -52,6 +57,11 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
 [[nodiscard]] ExperimentConfig load_experiment(const std::filesystem::path& file,
                                                const std::vector<std::string>& overrides,
                                                const std::filesystem::path& repo_root);
+
+/// The same from the text of a config file (parse_json_text's rules), then `overrides`.
+[[nodiscard]] ExperimentConfig parse_experiment_text(std::string_view text, const std::string& file,
+                                                     const std::vector<std::string>& overrides,
+                                                     const std::filesystem::path& repo_root);
 
 /// The same from an in-memory document (tests, sweeps).
 [[nodiscard]] ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,

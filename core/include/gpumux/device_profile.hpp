@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpumux/model.hpp"
@@ -38,7 +39,7 @@ struct DeviceProfile {
 
   // compute
   double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0;
-  double mem_bandwidth_gbps = 0;  ///< GB/s = bytes per ns
+  double mem_bandwidth_gbps = 0;                 ///< GB/s = bytes per ns
   std::array<double, kLayerKinds> efficiency{};  ///< by LayerKind
   double memory_efficiency = 1.0;
   std::uint32_t tile_m = 128, tile_n = 128;
@@ -73,6 +74,9 @@ struct DeviceProfile {
 
 /// Parses a profile file strictly; throws TraceError naming the file and key path.
 [[nodiscard]] DeviceProfile load_device_profile(const std::filesystem::path& file);
+/// The same from the text of a profile file; `file` names it in messages.
+[[nodiscard]] DeviceProfile parse_device_profile_text(std::string_view text,
+                                                      const std::string& file);
 
 /// Finds `name` in `directory` (<name>.json); throws UsageError listing the valid names.
 [[nodiscard]] DeviceProfile find_device_profile(const std::filesystem::path& directory,

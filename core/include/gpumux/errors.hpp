@@ -3,6 +3,7 @@
 // DeviceUnavailable) exit 1.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -23,8 +24,8 @@ class InputError : public Error {
 class ConfigError final : public InputError {
  public:
   ConfigError(const std::string& file, const std::string& key_path, const std::string& problem)
-      : InputError(file + ": " + (key_path.empty() ? std::string("(top level)") : key_path) +
-                   ": " + problem) {}
+      : InputError(file + ": " + (key_path.empty() ? std::string("(top level)") : key_path) + ": " +
+                   problem) {}
 };
 
 /// A trace, workload, model or profile file is malformed: names the file and line or key.
@@ -33,6 +34,17 @@ class TraceError final : public InputError {
   TraceError(const std::string& file, const std::string& where, const std::string& problem)
       : InputError(file + ": " + where + ": " + problem) {}
 };
+
+/// Which InputError a reader throws: a config (and its --set overrides) gives ConfigError,
+/// every data file (workload, arrivals, model, device profile, events) TraceError.
+enum class InputKind : std::uint8_t { Config, Trace };
+
+/// Throws the InputError of `kind`; an empty `where` reads "(top level)" in both.
+[[noreturn]] inline void throw_input_error(InputKind kind, const std::string& file,
+                                           const std::string& where, const std::string& problem) {
+  if (kind == InputKind::Config) throw ConfigError(file, where, problem);
+  throw TraceError(file, where.empty() ? std::string("(top level)") : where, problem);
+}
 
 /// A bad command-line argument.
 class UsageError final : public InputError {

@@ -1,12 +1,18 @@
-// Strict reading of JSON objects: every key read is typed and checked, and finish() rejects
-// keys nobody read. Errors name the file and the dotted key path ("policy.params.quantum_us").
+// Strict reading of JSON: parse_json_text() is the one parser of JSON text in core (bounded
+// nesting, no duplicate keys, number overflow reported with its key), and JsonReader reads the
+// parsed objects: every key read is typed and checked, and finish() rejects keys nobody read.
+// Errors name the file and the dotted key path ("policy.params.quantum_us").
+//
+// Thread rules: the functions share no state; a JsonReader belongs to one thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -52,8 +58,33 @@ class JsonReader {
   std::set<std::string> read_;
 };
 
-/// Reads and parses a JSON data file (model, device profile); throws TraceError naming the
-/// file when it cannot be opened or parsed.
+/// Deepest nesting of arrays and objects a JSON text may have. Real documents nest at most 6
+/// levels; the limit keeps every recursive walk of a document (copy, compare, dump) far from
+/// the end of the stack.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+/// Parses one JSON text (a whole file, or one JSONL line). Throws the InputError of `kind`:
+///   "<file>: line L, column C: <syntax problem>" (ConfigError), "... invalid JSON: ..." (trace);
+///   "<file>: <key path>: duplicate key";
+///   "<file>: <key path>: nested deeper than 64 levels" (checked while parsing, so a deep
+///   document is never built);
+///   "<file>: <key path>: number out of range: 1e400 (line L, column C)".
+/// A non-empty `where` ("line 7" of a JSONL file) goes before the key path, and then syntax
+/// errors read "<file>: line 7: invalid JSON: <problem> (column C)". Bytes outside printable
+/// ASCII in quoted input are written as \xNN.
+[[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& file,
+                                             const std::string& where,
+                                             InputKind kind = InputKind::Config);
+
+/// As parse_json_text, but text that is not JSON syntax gives nullopt instead of an error
+/// (a --set value that is a bare string); duplicate keys, depth and overflow still throw.
+[[nodiscard]] std::optional<nlohmann::json> parse_json_if_json(std::string_view text,
+                                                               const std::string& file,
+                                                               const std::string& where,
+                                                               InputKind kind);
+
+/// Reads (at most kMaxDocumentBytes, regular files only) and parses a JSON data file (model,
+/// device profile); throws TraceError naming the file when it cannot be opened or parsed.
 [[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file);
 
 /// Re-throws a ConfigError raised while reading a data file as a TraceError naming the file.

@@ -37,7 +37,8 @@ struct Layer {
   double fwd_flops = 0;            ///< per sample
   double bwd_flops = 0;            ///< per sample
   std::vector<GemmShape> gemms;
-  bool aux = false;  ///< trained and transferred, but not executed at inference (Inception aux head)
+  bool aux =
+      false;  ///< trained and transferred, but not executed at inference (Inception aux head)
 };
 
 /// Half-open range of layer indices [first, last).
@@ -116,6 +117,8 @@ class Model {
 
 /// Parses one model file; throws TraceError naming the file and key.
 [[nodiscard]] Model load_model(const std::filesystem::path& file);
+/// The same from the text of a model file; `file` names it in messages.
+[[nodiscard]] Model parse_model_text(std::string_view text, const std::string& file);
 
 /// All models of a directory, by name. Loaded on demand and cached.
 class ModelCatalog {

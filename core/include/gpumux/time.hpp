@@ -14,20 +14,46 @@ using DurationNs = std::int64_t;  ///< a span of time, ns
 
 inline constexpr TimeNs kTimeNever = std::numeric_limits<TimeNs>::max();
 
-constexpr DurationNs us_to_ns(std::int64_t us) noexcept { return us * 1000; }
-constexpr DurationNs ms_to_ns(std::int64_t ms) noexcept { return ms * 1000 * 1000; }
+/// The longest duration a cost computation returns: 2^62 ns (about 146 years). Modelled costs
+/// are clamped here rather than overflowing, and the sum of two clamped durations still fits
+/// in an int64; the simulator saturates `now + duration` at kTimeNever.
+inline constexpr DurationNs kMaxDurationNs = DurationNs{1} << 62;
+
+/// a + b for durations in [0, kMaxDurationNs], clamped to kMaxDurationNs (never overflows).
+constexpr DurationNs saturating_add(DurationNs a, DurationNs b) noexcept {
+  return a >= kMaxDurationNs - b ? kMaxDurationNs : a + b;
+}
+
+/// count * d for count >= 0 and d in [0, kMaxDurationNs], clamped to kMaxDurationNs.
+constexpr DurationNs saturating_mul(std::int64_t count, DurationNs d) noexcept {
+  if (count <= 0 || d <= 0) return 0;
+  return d > kMaxDurationNs / count ? kMaxDurationNs : count * d;
+}
+
+constexpr DurationNs us_to_ns(std::int64_t us) noexcept {
+  return us * 1000;
+}
+constexpr DurationNs ms_to_ns(std::int64_t ms) noexcept {
+  return ms * 1000 * 1000;
+}
 
 /// Converts seconds (from a config or trace) to ns, rounding to the nearest ns.
 inline DurationNs seconds_to_ns(double seconds) noexcept {
   return static_cast<DurationNs>(std::llround(seconds * 1e9));
 }
-constexpr double ns_to_seconds(DurationNs ns) noexcept { return static_cast<double>(ns) * 1e-9; }
-constexpr double ns_to_ms(DurationNs ns) noexcept { return static_cast<double>(ns) * 1e-6; }
+constexpr double ns_to_seconds(DurationNs ns) noexcept {
+  return static_cast<double>(ns) * 1e-9;
+}
+constexpr double ns_to_ms(DurationNs ns) noexcept {
+  return static_cast<double>(ns) * 1e-6;
+}
 
 /// Rounds a non-negative duration given in floating-point ns up to the next whole ns, so that
-/// a modelled cost is never rounded down to zero.
+/// a modelled cost is never rounded down to zero. NaN and negatives give 0; anything at or
+/// above kMaxDurationNs (infinity included) gives kMaxDurationNs instead of overflowing.
 inline DurationNs ceil_ns(double ns) noexcept {
   if (!(ns > 0.0)) return 0;
+  if (!(ns < static_cast<double>(kMaxDurationNs))) return kMaxDurationNs;
   return static_cast<DurationNs>(std::ceil(ns));
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,11 +27,11 @@ enum class JobKind : std::uint8_t { Training, Inference };
 /// scheduling-cycle experiment). The Engine generates these arrivals as the run proceeds.
 struct ClosedLoop {
   bool enabled = false;
-  std::uint64_t count = 0;        ///< max requests; 0 = until end_ns
+  std::uint64_t count = 0;  ///< max requests; 0 = until end_ns
   DurationNs think_ns = 0;
-  TimeNs start_ns = 0;            ///< first request
-  TimeNs end_ns = kTimeNever;     ///< no request is sent at or after this time
-  DurationNs on_ns = 0;           ///< 0 = always on
+  TimeNs start_ns = 0;         ///< first request
+  TimeNs end_ns = kTimeNever;  ///< no request is sent at or after this time
+  DurationNs on_ns = 0;        ///< 0 = always on
   DurationNs off_ns = 0;
   /// The earliest time >= t at which a request may be sent, or kTimeNever.
   [[nodiscard]] TimeNs next_send_time(TimeNs t) const noexcept;
@@ -61,13 +62,22 @@ struct JobSpec {
 [[nodiscard]] std::vector<JobSpec> load_jobs_jsonl(const std::filesystem::path& file,
                                                    const std::filesystem::path& repo_root);
 
+/// The same from the text of a JSONL file (no filesystem access except for request files).
+[[nodiscard]] std::vector<JobSpec> parse_jobs_jsonl_text(std::string_view text,
+                                                         const std::string& file,
+                                                         const std::filesystem::path& repo_root);
+
 /// Parses one job object (as in a JSONL line or a config's "jobs" array). `where` prefixes
 /// error messages.
 [[nodiscard]] JobSpec parse_job(const nlohmann::json& j, const std::string& file,
                                 const std::string& where, const std::filesystem::path& repo_root);
 
-/// Reads an arrivals CSV (header starting with `arrival_s`); returns seconds, sorted.
+/// Reads an arrivals CSV (header starting with `arrival_s`); returns seconds, sorted. At most
+/// kMaxTraceBytes of a regular file; throws TraceError "<file>: line N: <problem>".
 [[nodiscard]] std::vector<double> load_arrivals_csv(const std::filesystem::path& file);
+/// The same from the text of an arrivals CSV.
+[[nodiscard]] std::vector<double> parse_arrivals_csv_text(std::string_view text,
+                                                          const std::string& file);
 
 /// Arrival-time generators (Poisson, gamma, periodic on/off, closed loop, replay) register
 /// here. `params` is the generator's config object; times are absolute ns, sorted.
@@ -93,12 +103,11 @@ struct GeneratorArgs {
 
 using GeneratorRegistry = Registry<ArrivalGenerator, const GeneratorArgs&>;
 
-#define GPUMUX_REGISTER_GENERATOR(NAME, TYPE, SUMMARY)                                   \
-  [[maybe_unused]] static const bool gpumux_generator_registered_##TYPE =              \
-      ::gpumux::GeneratorRegistry::instance().add(NAME, SUMMARY,                       \
-                                                  [](const ::gpumux::GeneratorArgs& a) { \
-                                                    return std::make_unique<TYPE>(a);    \
-                                                  })
+#define GPUMUX_REGISTER_GENERATOR(NAME, TYPE, SUMMARY)                    \
+  [[maybe_unused]] static const bool gpumux_generator_registered_##TYPE = \
+      ::gpumux::GeneratorRegistry::instance().add(                        \
+          NAME, SUMMARY,                                                  \
+          [](const ::gpumux::GeneratorArgs& a) { return std::make_unique<TYPE>(a); })
 
 /// Validates a workload: unique names, known models, sorted arrivals. Throws TraceError.
 void validate_jobs(const std::vector<JobSpec>& jobs, const std::string& file);

@@ -1,0 +1,41 @@
+// Bounded reading of input files (configs, workloads, arrivals, models, device profiles):
+// only regular files are read, and never more than a fixed number of bytes, so a path such as
+// /dev/zero, a FIFO or a file that keeps growing cannot exhaust memory. Also the UTF-8 check
+// applied to text that reaches JSON documents from outside a JSON parser (--set values).
+//
+// Thread rules: free functions without shared state; safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "gpumux/errors.hpp"
+
+namespace gpumux {
+
+/// Size limit of configs, sweep files, models and device profiles (64 MiB): the largest real
+/// one (a model) is under 100 KiB, so this only stops runaway or hostile inputs.
+inline constexpr std::uint64_t kMaxDocumentBytes = std::uint64_t{64} << 20;
+/// Size limit of job JSONL and arrival CSV files (1 GiB): about ten million jobs or a hundred
+/// million arrival times, far beyond any trace a run could replay.
+inline constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 30;
+
+/// Reads a whole input file. Throws the InputError of `kind` naming `display_name` when the
+/// file cannot be opened ("cannot open file"), is not a regular file ("not a regular file")
+/// or holds more than `max_bytes` ("larger than N MiB"), including a file that grows past the
+/// limit while it is read.
+[[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
+                                          const std::string& display_name, std::uint64_t max_bytes,
+                                          InputKind kind);
+
+/// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above
+/// U+10FFFF), the encoding JSON text must use.
+[[nodiscard]] bool is_valid_utf8(std::string_view text) noexcept;
+
+/// `text` with every byte outside printable ASCII written as \xNN, for error messages that
+/// quote input (a message must itself be valid UTF-8 to be logged or written as JSON).
+[[nodiscard]] std::string printable(std::string_view text);
+
+}  // namespace gpumux

@@ -1,0 +1,19 @@
+// A run's fingerprint: SHA-256 over everything that decides its results, so a sweep can tell
+// a complete point from a stale one. Covers the resolved config (after --set), the expanded
+// workload (so an edited job or arrivals file counts, not just the config's text), the bytes of
+// the model and device-profile files the run uses, and the gpumux version. It does not cover
+// code changes within one version: re-run with --force after changing gpumux itself.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "gpumux/config.hpp"
+
+namespace gpumux {
+
+/// 64 hex digits. Pure apart from reading the model and profile files under `repo_root`.
+[[nodiscard]] std::string run_fingerprint(const ExperimentConfig& config,
+                                          const std::filesystem::path& repo_root);
+
+}  // namespace gpumux

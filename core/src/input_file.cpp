@@ -1,0 +1,95 @@
+// Bounded reading of input files, and the UTF-8 check (see input_file.hpp).
+#include "gpumux/input_file.hpp"
+
+#include <fstream>
+#include <system_error>
+
+namespace gpumux {
+
+std::string read_input_file(const std::filesystem::path& path, const std::string& display_name,
+                            std::uint64_t max_bytes, InputKind kind) {
+  const std::string limit = std::to_string(max_bytes >> 20) + " MiB";
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows symbolic links
+  if (ec || !std::filesystem::exists(status)) {
+    throw_input_error(kind, display_name, "", "cannot open file");
+  }
+  // /dev/zero, FIFOs and directories: reading them never ends, blocks, or means nothing.
+  if (!std::filesystem::is_regular_file(status)) {
+    throw_input_error(kind, display_name, "", "not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    throw_input_error(kind, display_name, "", "larger than " + limit);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input_error(kind, display_name, "", "cannot open file");
+  std::string text;
+  text.reserve(ec ? 0 : static_cast<std::size_t>(size));
+  // Read with a cap: the file may have grown since its size was taken.
+  char buffer[1 << 16];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (text.size() + got > max_bytes) {
+      throw_input_error(kind, display_name, "", "larger than " + limit);
+    }
+    text.append(buffer, got);
+  }
+  if (in.bad()) throw_input_error(kind, display_name, "", "read error");
+  return text;
+}
+
+bool is_valid_utf8(std::string_view text) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte (RFC 3629, table 3-7)
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    if (s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7F) {
+      out.push_back(ch);
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumux
