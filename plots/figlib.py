@@ -115,7 +115,7 @@ def run_sweep(gpumux, sweep_file, results_root, quick, jobs, force=False, events
     """Runs one sweep; False if any of its points failed (the complete ones stay usable).
     `sets` are extra "key=value" overrides applied to every point (e.g. platform=cuda)."""
     out = os.path.join(results_root, sweep_name(sweep_file))
-    cmd = [gpumux, "sweep", os.path.join(ROOT, sweep_file), "-j", str(jobs), "--out-dir", out]
+    cmd = [gpumux, "sweep", os.path.join(ROOT, sweep_file), "-j", str(jobs), "--out", out]
     if quick:
         cmd.append("--quick")
     if force:

@@ -453,7 +453,9 @@ int run_calibration(const CalibrationOptions& options) {
   std::filesystem::create_directories(options.out_file.parent_path().empty()
                                           ? std::filesystem::path(".")
                                           : options.out_file.parent_path());
-  const std::filesystem::path tmp = options.out_file.string() + ".tmp";
+  // A name of gpumux's own beside the target (never a user's "x.json.tmp"), renamed into place.
+  const std::filesystem::path tmp =
+      options.out_file.string() + ".gpumux-tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp);
     out << profile.dump(1) << '\n';

@@ -1,6 +1,7 @@
 #include "gpumux/experiment.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
@@ -8,6 +9,8 @@
 #include "gpumux/output.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
+#include "gpumux/result_dir.hpp"
+#include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
 
 namespace gpumux {
@@ -23,6 +26,11 @@ void check_registered_names(const ExperimentConfig& config) {
     throw ConfigError(config.file, "platform",
                       "unknown platform: " + platforms.unknown_message(config.platform));
   }
+}
+
+std::filesystem::path result_dir_of(const ExperimentConfig& config,
+                                    const std::filesystem::path& repo_root) {
+  return normal_result_path(config.out_dir, repo_root);
 }
 
 ExperimentResult run_experiment(const ExperimentConfig& config,
@@ -49,6 +57,16 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   // the platform cannot come up (platform cuda without a GPU).
   PolicyArgs args{config.policy_params, config.file};
   std::unique_ptr<Policy> policy = PolicyRegistry::instance().create(config.policy, args);
+  // Before anything runs: the results folder may be written, and replacing what is there (if
+  // anything) is allowed; a temporary folder beside it is created now.
+  std::optional<ResultWriter> writer;
+  std::string fingerprint;
+  if (write_outputs) {
+    const std::string origin =
+        config.out_dir_origin.empty() ? std::string("out_dir") : config.out_dir_origin;
+    writer.emplace(result_dir_of(config, repo_root), repo_root, origin, config.replace_results);
+    fingerprint = run_fingerprint(config, repo_root);
+  }
   std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
 
   EngineOptions options;
@@ -81,9 +99,13 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     o.device_count = setup.profiles.size();
     o.write_trace = config.write_trace;
     o.write_events = config.write_events;
-    result.out_dir = repo_root / config.out_dir;
-    if (std::filesystem::path(config.out_dir).is_absolute()) result.out_dir = config.out_dir;
-    result.summary = write_run_outputs(result.out_dir, o);
+    o.identity = {{"config_sha256", fingerprint},
+                  {"gpumux_version", GPUMUX_VERSION},
+                  {"git_revision", GPUMUX_GIT_REVISION},
+                  {"experiment", config.name}};
+    o.run_info["config_sha256"] = fingerprint;
+    result.out_dir = writer->final_dir();
+    result.summary = write_run_outputs(*writer, o);
   } else {
     result.summary = summarize(result.log, result.jobs, setup.profiles.size());
   }

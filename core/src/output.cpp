@@ -1,7 +1,5 @@
-// Results directories: written to a temporary sibling and renamed into place when complete.
+// A run's result files, written through a ResultWriter (result_dir.hpp).
 #include "gpumux/output.hpp"
-
-#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -13,17 +11,6 @@
 namespace gpumux {
 
 namespace fs = std::filesystem;
-
-void write_file_atomic(const fs::path& file, const std::string& content) {
-  const fs::path tmp = file.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error("cannot write " + tmp.string());
-    out << content;
-    if (!out) throw Error("write failed: " + tmp.string());
-  }
-  fs::rename(tmp, file);
-}
 
 nlohmann::json build_info() {
   return {{"version", GPUMUX_VERSION},
@@ -113,36 +100,21 @@ void write_chrome_trace(const EventLog& log, const std::vector<JobSpec>& jobs, s
   out << doc.dump();
 }
 
-nlohmann::json write_run_outputs(const fs::path& dir, const RunOutputs& o) {
-  const fs::path tmp = dir.string() + ".tmp-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  auto write = [&](const char* name, const std::string& content) {
-    std::ofstream out(tmp / name, std::ios::binary);
-    if (!out) throw Error("cannot write " + (tmp / name).string());
-    out << content;
-  };
-  write("config.resolved.json", o.resolved_config.dump(2) + "\n");
+nlohmann::json write_run_outputs(ResultWriter& writer, const RunOutputs& o) {
+  writer.write("config.resolved.json", o.resolved_config.dump(2) + "\n");
   if (o.write_events) {
-    std::ofstream out(tmp / "events.jsonl", std::ios::binary);
-    o.log->write_jsonl(out);
+    writer.write("events.jsonl", [&](std::ostream& out) { o.log->write_jsonl(out); });
   }
   nlohmann::json summary = summarize(*o.log, *o.jobs, o.device_count);
-  write("summary.json", summary.dump(2) + "\n");
-  {
-    std::ostringstream csv;
-    write_summary_csv(summary, csv);
-    write("summary.csv", csv.str());
-  }
+  writer.write("summary.json", summary.dump(2) + "\n");
+  writer.write("summary.csv", [&](std::ostream& out) { write_summary_csv(summary, out); });
   if (o.write_trace) {
-    std::ofstream out(tmp / "trace.json", std::ios::binary);
-    write_chrome_trace(*o.log, *o.jobs, out);
+    writer.write("trace.json",
+                 [&](std::ostream& out) { write_chrome_trace(*o.log, *o.jobs, out); });
   }
-  // run.json last: its presence in the renamed directory marks a complete run.
-  write("run.json", o.run_info.dump(2) + "\n");
-  if (fs::exists(dir)) fs::remove_all(dir);
-  if (!dir.parent_path().empty()) fs::create_directories(dir.parent_path());
-  fs::rename(tmp, dir);
+  writer.write("run.json", o.run_info.dump(2) + "\n");
+  // The marker last: only now does the folder appear under its final name.
+  writer.commit(o.identity);
   return summary;
 }
 

@@ -12,6 +12,7 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> overrides;
   std::string out_dir;
+  bool force = false;  ///< replace an earlier gpumux result in the results folder
   bool quiet = false;
 };
 int run_command(const RunArgs& args);
@@ -22,9 +23,9 @@ struct SweepArgs {
   std::string sweep;
   unsigned jobs = 1;
   std::vector<std::string> overrides;
-  bool force = false;
+  bool force = false;        ///< re-run (and replace) points whose results are complete
   bool quick = false;       ///< apply the sweep file's "quick" section (smaller traces)
-  std::string out_dir;      ///< overrides the sweep file's out_dir
+  std::string out_dir;      ///< overrides the sweep file's out_dir (relative: to the cwd)
 };
 int sweep_command(const SweepArgs& args);
 
@@ -34,8 +35,12 @@ struct CalibrateArgs {
   std::string base;
   std::vector<std::string> models;
   bool quick = false;
+  bool force = false;  ///< replace an earlier calibrated profile at --out
 };
 int calibrate_command(const CalibrateArgs& args);
+/// Refuses (UsageError) an --out that exists and is not a profile gpumux calibrate wrote, or is
+/// one and `force` is not given. Runs before any GPU work.
+void check_calibration_target(const std::filesystem::path& out, bool force);
 
 /// Prints a one-line-per-run comparison table of summaries.
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs_and_summaries);

@@ -1,4 +1,5 @@
 // gpumux: run experiments, sweeps and calibrations from JSON configs.
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   run->add_option("config", run_args.config, "Experiment config (JSON)")->required();
   run->add_option("--set", run_args.overrides, "Override a config key: a.b.c=value (repeatable)");
   run->add_option("--out", run_args.out_dir, "Results directory (default: out_dir of the config)");
+  run->add_flag("--force", run_args.force,
+                "Replace an earlier gpumux result in the results folder (never other files)");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing on success");
 
   std::string validate_config;
@@ -36,9 +39,11 @@ int main(int argc, char** argv) {
   sweep->add_option("sweep", sweep_args.sweep, "Sweep file (JSON)")->required();
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Runs in parallel")->check(CLI::Range(1u, 256u));
   sweep->add_option("--set", sweep_args.overrides, "Override applied to every run: a.b=value");
-  sweep->add_flag("--force", sweep_args.force, "Re-run points that are already complete");
+  sweep->add_flag("--force", sweep_args.force,
+                  "Re-run points whose results are complete and replace them");
   sweep->add_flag("--quick", sweep_args.quick, "Apply the sweep's \"quick\" section (smaller traces)");
-  sweep->add_option("--out-dir", sweep_args.out_dir, "Results directory (overrides the file's out_dir)");
+  sweep->add_option("--out,--out-dir", sweep_args.out_dir,
+                    "Results directory (overrides the file's out_dir)");
 
   CalibrateArgs cal_args;
   auto* calibrate = app.add_subcommand("calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");
@@ -47,7 +52,11 @@ int main(int argc, char** argv) {
   calibrate->add_option("--base", cal_args.base, "Datasheet profile to start from (default traces/devices/NAME.json)");
   calibrate->add_option("--models", cal_args.models, "Models to time (default: the whole zoo)");
   calibrate->add_flag("--quick", cal_args.quick, "Fewer sizes and repetitions");
+  calibrate->add_flag("--force", cal_args.force, "Replace an earlier calibrated profile at --out");
 
+  // A file-size limit (ulimit -f) makes write() fail with EFBIG instead of killing us, so
+  // the result folder is abandoned with a message, like on a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

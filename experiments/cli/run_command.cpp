@@ -1,5 +1,6 @@
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 
@@ -7,10 +8,12 @@
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/config.hpp"
 #include "gpumux/device_profile.hpp"
+#include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
+#include "gpumux/result_dir.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux::cli {
@@ -22,7 +25,11 @@ fs::path repo_root() { return find_repo_root(fs::current_path()); }
 int run_command(const RunArgs& args) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(args.config, args.overrides, root);
-  if (!args.out_dir.empty()) config.out_dir = fs::absolute(args.out_dir).string();
+  if (!args.out_dir.empty()) {
+    config.out_dir = fs::absolute(args.out_dir).string();
+    config.out_dir_origin = "--out";
+  }
+  config.replace_results = args.force;
   const auto t0 = std::chrono::steady_clock::now();
   ExperimentResult result = run_experiment(config, root, /*write_outputs=*/true);
   const double wall_s =
@@ -44,6 +51,7 @@ int validate_command(const std::string& config_file, const std::vector<std::stri
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(config_file, overrides, root);
   check_registered_names(config);
+  check_result_path(result_dir_of(config, root), root, config.out_dir_origin);
   std::cout << "ok: " << config_file << ": " << config.jobs.size() << " jobs, policy "
             << config.policy << ", platform " << config.platform << "\n";
   return 0;
@@ -80,6 +88,38 @@ int list_command(const std::string& what) {
   return 0;
 }
 
+namespace {
+
+// A calibrated profile written by `gpumux calibrate` records its command (calibration.command).
+bool written_by_calibrate(const fs::path& file) {
+  std::ifstream in(file);
+  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("calibration") || !doc["calibration"].is_object()) {
+    return false;
+  }
+  const auto& cmd = doc["calibration"].value("command", nlohmann::json());
+  return cmd.is_string() && cmd.get<std::string>().rfind("gpumux calibrate", 0) == 0;
+}
+
+}  // namespace
+
+void check_calibration_target(const fs::path& out, bool force) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(out, ec);
+  if (ec || st.type() == fs::file_type::not_found) return;
+  if (st.type() != fs::file_type::regular) {
+    throw UsageError("--out: " + out.string() + ": exists and is not a regular file");
+  }
+  if (!written_by_calibrate(out)) {
+    throw UsageError("--out: " + out.string() +
+                     ": exists and was not written by gpumux calibrate; choose another file");
+  }
+  if (!force) {
+    throw UsageError("--out: " + out.string() +
+                     ": holds an earlier calibration; pass --force to replace it");
+  }
+}
+
 int calibrate_command(const CalibrateArgs& args) {
   const fs::path root = repo_root();
   CalibrationOptions o;
@@ -88,6 +128,7 @@ int calibrate_command(const CalibrateArgs& args) {
                                 : fs::path(args.out);
   o.base_profile = args.base.empty() ? root / "traces" / "devices" / (args.device + ".json")
                                      : fs::path(args.base);
+  check_calibration_target(o.out_file, args.force);
   o.models_dir = root / "traces" / "models";
   o.models = args.models;
   o.quick = args.quick;

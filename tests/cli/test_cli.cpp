@@ -9,44 +9,13 @@
 #include <sstream>
 #include <string>
 
-#include <sys/wait.h>
+#include "cli_harness.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string output;
-};
-
-fs::path scratch() {
-  static const fs::path dir = [] {
-    std::random_device rd;
-    fs::path d = fs::temp_directory_path() / ("gpumux_cli_" + std::to_string(rd()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-fs::path write(const std::string& name, const std::string& content) {
-  const fs::path p = scratch() / name;
-  std::ofstream(p) << content;
-  return p;
-}
-
-/// Runs the gpumux binary from the source directory; `env` ("NAME=value ...") prefixes it.
-Outcome gpumux(const std::string& args, const std::string& env = "") {
-  const fs::path log = scratch() / "log.txt";
-  const std::string cmd = "cd '" + std::string(GPUMUX_SOURCE_DIR) + "' && " + env + " '" +
-                          GPUMUX_BINARY + "' " + args + " > '" + log.string() + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  std::ifstream in(log);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
+using namespace cli_test;
 
 const char* kGoodConfig = R"({
   "name": "cli-test",
@@ -213,7 +182,7 @@ TEST_CASE("sweeps run every point and resume without re-running complete ones", 
   CHECK(first.output.find("[2/2]") != std::string::npos);
   const Outcome second = gpumux("sweep '" + sweep.string() + "'");
   CHECK(second.exit_code == 0);
-  CHECK(second.output.find("complete, skipped") != std::string::npos);
+  CHECK(second.output.find("complete (same inputs), skipped") != std::string::npos);
 }
 
 TEST_CASE("every figure sweep is accepted by platform cuda up to the missing GPU", "[cli]") {

@@ -28,7 +28,13 @@ struct ExperimentResult {
 /// ConfigError naming the key and listing the valid names.
 void check_registered_names(const ExperimentConfig& config);
 
-/// Runs `config`. When `write_outputs`, writes the results directory atomically.
+/// The absolute results folder of `config` (a relative out_dir is against `repo_root`).
+[[nodiscard]] std::filesystem::path result_dir_of(const ExperimentConfig& config,
+                                                  const std::filesystem::path& repo_root);
+
+/// Runs `config`. When `write_outputs`, first checks and claims the results folder (an
+/// InputError, exit 2, before anything runs: see result_dir.hpp), then writes it so that it
+/// appears under its final name only when complete.
 [[nodiscard]] ExperimentResult run_experiment(const ExperimentConfig& config,
                                               const std::filesystem::path& repo_root,
                                               bool write_outputs);

@@ -1,6 +1,6 @@
-// Writing a run's results directory atomically: everything goes to a temporary sibling
-// directory that is renamed into place only when complete, so a killed or failed run never
-// leaves a directory that looks finished.
+// A run's result files: config.resolved.json, events.jsonl, summary.json, summary.csv,
+// trace.json and run.json, written through a ResultWriter (result_dir.hpp), which makes the
+// folder appear under its final name only when complete and never replaces a user's files.
 #pragma once
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/events.hpp"
+#include "gpumux/result_dir.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
@@ -21,17 +22,15 @@ struct RunOutputs {
   std::size_t device_count = 1;
   bool write_trace = true;
   bool write_events = true;
+  nlohmann::json identity;  ///< merged into the folder's marker (config fingerprint, version)
 };
 
-/// Writes config.resolved.json, events.jsonl, summary.json, summary.csv, trace.json and
-/// run.json into `dir` (replacing it). Returns the summary.
-nlohmann::json write_run_outputs(const std::filesystem::path& dir, const RunOutputs& outputs);
+/// Writes the result files through `writer` and commits the folder. Returns the summary.
+/// Throws gpumux::Error on a write failure (nothing appears under the final name).
+nlohmann::json write_run_outputs(ResultWriter& writer, const RunOutputs& outputs);
 
 /// Writes the Chrome/Perfetto trace: one track per device stream and one per job.
 void write_chrome_trace(const EventLog& log, const std::vector<JobSpec>& jobs, std::ostream& out);
-
-/// Writes `content` to `file` atomically (temporary file + rename).
-void write_file_atomic(const std::filesystem::path& file, const std::string& content);
 
 /// Build and source provenance compiled into the binary.
 [[nodiscard]] nlohmann::json build_info();

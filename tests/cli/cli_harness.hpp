@@ -1,0 +1,69 @@
+// Running the real gpumux binary from the CLI tests: a scratch folder per test process, files
+// written into it, and the program's exit code and combined output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace cli_test {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code;
+  std::string output;
+};
+
+/// This test process's own folder under the system's temporary directory.
+inline fs::path scratch() {
+  static const fs::path dir = [] {
+    std::random_device rd;
+    fs::path d = fs::temp_directory_path() / ("gpumux_cli_" + std::to_string(rd()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+/// Writes `content` to scratch()/`name` and returns its path.
+inline fs::path write(const std::string& name, const std::string& content) {
+  const fs::path p = scratch() / name;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << content;
+  return p;
+}
+
+/// The whole content of a file ("" when it cannot be read).
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs the gpumux binary from the source directory. `prefix` is shell text placed before the
+/// program: environment assignments ("NAME=value") or commands ending in ';' ("ulimit -f 64;").
+inline Outcome gpumux(const std::string& args, const std::string& prefix = "") {
+  const fs::path log = scratch() / "log.txt";
+  const std::string cmd = "cd '" + std::string(GPUMUX_SOURCE_DIR) + "' && " + prefix + " '" +
+                          GPUMUX_BINARY + "' " + args + " > '" + log.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+}
+
+/// Runs a shell command line (from the source directory), capturing its exit code and output.
+inline Outcome gpumux_shell(const std::string& command) {
+  const fs::path log = scratch() / "log.txt";
+  const std::string cmd = "cd '" + std::string(GPUMUX_SOURCE_DIR) + "' && " + command + " > '" +
+                          log.string() + "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+}
+
+}  // namespace cli_test
