@@ -8,6 +8,16 @@ if(GPUMUX_SANITIZE)
   target_link_options(gpumux_options INTERFACE -fsanitize=${GPUMUX_SANITIZE})
 endif()
 
+if(GPUMUX_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "GPUMUX_FUZZ needs clang (libFuzzer); use the fuzz preset")
+  endif()
+  # Coverage instrumentation for libFuzzer in every target; undefined behaviour aborts, so
+  # the fuzzer reports it as a crash instead of printing and going on.
+  target_compile_options(gpumux_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link -fno-sanitize-recover=all>)
+endif()
+
 # Provenance compiled into the binary (run.json).
 execute_process(COMMAND git rev-parse --short=12 HEAD
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}

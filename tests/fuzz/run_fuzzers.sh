@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (CMake preset `fuzz`: clang, address + undefined sanitizers)
+# and runs each for a bounded time on a scratch copy of its committed corpus.
+#
+#   tests/fuzz/run_fuzzers.sh [SECONDS_PER_HARNESS] [HARNESS...]
+#
+# SECONDS_PER_HARNESS defaults to 60; HARNESS defaults to every harness built. Prints each
+# harness's executions and executions per second; exits non-zero if any harness crashes,
+# leaks, times out or runs out of memory. The crashing input is left in build-fuzz/findings/
+# <harness>/: add it to tests/fuzz/corpus/<harness>/ once fixed, so the regression run
+# (ctest -L fuzz) replays it on every build.
+# Needs clang with libFuzzer (Debian/Ubuntu: packages clang and libclang-rt-<N>-dev, e.g.
+# libclang-rt-14-dev for clang 14), cmake, and ninja (else make).
+set -euo pipefail
+
+seconds=${1:-60}
+shift || true
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build="$repo/build-fuzz"
+all=(config set jobs arrivals model profile sweep)
+harnesses=("$@")
+[[ ${#harnesses[@]} -gt 0 ]] || harnesses=("${all[@]}")
+
+cd "$repo"
+if [[ -z ${CMAKE_GENERATOR:-} ]] && command -v ninja >/dev/null; then export CMAKE_GENERATOR=Ninja; fi
+cmake --preset fuzz >/dev/null
+targets=()
+for h in "${harnesses[@]}"; do
+  # The sweep harness exists only once experiments/cli/sweep_file.cpp does.
+  if cmake --build --preset fuzz --target help 2>/dev/null | grep -w "gpumux_fuzz_$h" >/dev/null; then
+    targets+=("gpumux_fuzz_$h")
+  else
+    echo "skipping $h: no target gpumux_fuzz_$h" >&2
+  fi
+done
+cmake --build --preset fuzz --target "${targets[@]}"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+summary=""
+for target in "${targets[@]}"; do
+  h=${target#gpumux_fuzz_}
+  work="$build/corpus-work/$h"     # grows as the fuzzer finds new coverage; not committed
+  findings="$build/findings/$h"
+  mkdir -p "$work" "$findings"
+  log="$build/findings/$h.log"
+  # -max_len: the largest seed is a device profile of about 11 KiB.
+  rc=0
+  "$build/tests/fuzz/$target" "$work" "$here/corpus/$h" \
+    -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  per_s=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  line=$(printf '%-9s %12s execs %8s exec/s  exit %d' "$h" "${execs:-?}" "${per_s:-?}" "$rc")
+  echo "$line"
+  summary+="$line"$'\n'
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    echo "---- $h failed; last lines of $log:" >&2
+    tail -40 "$log" >&2
+  fi
+done
+printf '\n%s' "$summary"
+exit $status
