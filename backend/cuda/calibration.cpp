@@ -20,6 +20,7 @@
 // The profile keeps the base (datasheet) profile's schema and numbers, replaces the measured
 // ones (naming the measurement in "sources"), adds "provenance", the "calibrated" per-layer
 // section and a "calibration" object with the raw fits, and is checked by loading it back.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -450,19 +451,45 @@ int run_calibration(const CalibrationOptions& options) {
   raw["wall_s"] = static_cast<double>(host_ns(t_begin, Clock::now())) * 1e-9;
   profile["calibration"] = raw;
 
-  std::filesystem::create_directories(options.out_file.parent_path().empty()
-                                          ? std::filesystem::path(".")
-                                          : options.out_file.parent_path());
-  // A name of gpumux's own beside the target (never a user's "x.json.tmp"), renamed into place.
-  const std::filesystem::path tmp =
-      options.out_file.string() + ".gpumux-tmp." + std::to_string(::getpid());
+  // Written to a name of gpumux's own beside the target (never a user's "x.json.tmp"),
+  // exclusively and without following links, synced, checked, and only then renamed over the
+  // target, which is looked at again first: the run takes minutes.
+  namespace fs = std::filesystem;
+  const fs::path parent =
+      options.out_file.parent_path().empty() ? fs::path(".") : options.out_file.parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw Error("--out: " + parent.string() + ": cannot create the folder: " + ec.message());
+  const fs::path tmp = options.out_file.string() + ".gpumux-tmp." + std::to_string(::getpid());
   {
-    std::ofstream out(tmp);
-    out << profile.dump(1) << '\n';
-    if (!out) throw Error("cannot write " + tmp.string());
+    const std::string text = profile.dump(1) + "\n";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) throw Error("--out: cannot write " + tmp.string() + ": " + std::strerror(errno));
+    std::size_t done = 0;
+    int err = 0;
+    while (done < text.size() && err == 0) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno != EINTR) err = errno;
+      if (n > 0) done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err != 0) {
+      fs::remove(tmp, ec);
+      throw Error("--out: cannot write " + tmp.string() + ": " + std::strerror(err));
+    }
   }
-  std::filesystem::rename(tmp, options.out_file);
-  (void)load_device_profile(options.out_file);  // the simulator must be able to read it
+  (void)load_device_profile(tmp);  // the simulator must be able to read it, before it replaces anything
+  if (!options.replace && fs::exists(fs::symlink_status(options.out_file, ec))) {
+    throw Error("--out: " + options.out_file.string() +
+                ": a file appeared there during calibration; it was kept, and the new profile is "
+                "in " + tmp.string());
+  }
+  fs::rename(tmp, options.out_file, ec);
+  if (ec) {
+    throw Error("--out: cannot move " + tmp.string() + " to " + options.out_file.string() + ": " +
+                ec.message());
+  }
   std::cout << "wrote " << options.out_file.string() << " (" << models.size() << " models, "
             << raw["wall_s"].get<double>() << " s)\n";
   return 0;

@@ -229,7 +229,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   if (!is_safe_result_name(cfg.name)) {
     r.fail("name", "'" + cfg.name +
                        "' must be letters, digits, '_', '-' or '.', not start with '.', at most "
-                       "200 characters (it names the results folder)");
+                       "128 characters (it names the results folder)");
   }
   cfg.description = r.string_or("description", "");
   cfg.platform = r.string_or("platform", "sim");

@@ -103,6 +103,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
                   {"gpumux_version", GPUMUX_VERSION},
                   {"git_revision", GPUMUX_GIT_REVISION},
                   {"experiment", config.name}};
+    if (!config.result_owner.empty()) o.identity["owner"] = config.result_owner;
     o.run_info["config_sha256"] = fingerprint;
     result.out_dir = writer->final_dir();
     result.summary = write_run_outputs(*writer, o);

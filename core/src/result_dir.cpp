@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +13,12 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <streambuf>
@@ -78,11 +84,36 @@ fs::path sibling(const fs::path& dir, std::string_view tag) {
 // True when `inner` is `outer` or lies below it (both absolute and normal).
 bool is_within(const fs::path& inner, const fs::path& outer) {
   auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+  for (auto o = outer.begin(); o != outer.end(); ++o) {
     if (o->empty()) continue;  // a trailing separator
     if (i == inner.end() || *i != *o) return false;
+    ++i;
   }
   return true;
+}
+
+// A pid written by sibling(): digits only, 1 .. INT_MAX.
+std::optional<long> parse_pid(std::string_view text) {
+  long pid = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  if (ec != std::errc() || end != text.data() + text.size() || pid < 1 ||
+      pid > std::numeric_limits<int>::max() || text.front() == '+') {
+    return std::nullopt;
+  }
+  return pid;
+}
+
+// Takes the writer's lock on a temporary folder's partial marker without waiting. A live
+// writer holds it (flock, so it works across PID namespaces that share a host name); the
+// returned descriptor keeps it until closed. -1: the folder is in use or has no marker.
+int try_lock_partial(const fs::path& dir) {
+  const int fd = ::open((dir / kPartialMarkerFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 fs::path canonical_or_self(const fs::path& p) {
@@ -194,7 +225,7 @@ class FdWriteBuf final : public std::streambuf {
 }  // namespace
 
 bool is_safe_result_name(std::string_view name) {
-  if (name.empty() || name.size() > 200 || name.front() == '.') return false;
+  if (name.empty() || name.size() > 128 || name.front() == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
            c == '-' || c == '.';
@@ -239,6 +270,7 @@ ResultDirInfo inspect_result_dir(const fs::path& dir) {
   std::sort(entries.begin(), entries.end());
   for (const auto& e : entries) {
     if (e == kResultMarkerFile) continue;
+    if (e == kPartialMarkerFile && info.marker) continue;  // left by a commit cut short
     const bool plain_file = fs::is_regular_file(fs::symlink_status(dir / e, ec));
     if (owned.count(e) == 0 || !plain_file) {
       if (info.foreign.size() < 5) info.foreign.push_back(e);
@@ -308,13 +340,13 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
 std::size_t remove_stale_temporaries(const fs::path& abs_dir) {
   const fs::path parent = abs_dir.parent_path();
   const std::string host = host_name();
+  std::string base(1, '.');
+  base += abs_dir.filename().string();
   std::size_t removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     // ".<base>.gpumux-tmp.<pid>.<serial>.<host>" (or -old.): only this folder's, this host's.
-    std::string base(1, '.');
-    base += abs_dir.filename().string();
     if (name.rfind(base, 0) != 0) continue;
     std::string_view rest = std::string_view(name).substr(base.size());
     const bool is_tmp = rest.rfind(kTmpTag, 0) == 0;
@@ -324,21 +356,34 @@ std::size_t remove_stale_temporaries(const fs::path& abs_dir) {
     const auto dot1 = rest.find('.');
     const auto dot2 = dot1 == std::string_view::npos ? dot1 : rest.find('.', dot1 + 1);
     if (dot2 == std::string_view::npos || rest.substr(dot2 + 1) != host) continue;
-    long pid = 0;
-    try {
-      pid = std::stol(std::string(rest.substr(0, dot1)));
-    } catch (const std::exception&) {
+    const auto pid = parse_pid(rest.substr(0, dot1));
+    const std::string_view serial = rest.substr(dot1 + 1, dot2 - dot1 - 1);
+    const bool serial_ok =
+        !serial.empty() && serial.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!pid || !serial_ok) continue;
+    if (process_alive(*pid) || !fs::is_directory(fs::symlink_status(it->path(), ec))) continue;
+    if (is_old) {
+      // An earlier result set aside by a replace that did not finish (the fallback without
+      // an atomic exchange): put it back if nothing took its place, else remove it.
+      const auto marker = read_marker(it->path() / kResultMarkerFile);
+      if (!marker) continue;
+      if (!fs::exists(fs::symlink_status(abs_dir, ec))) {
+        fs::rename(it->path(), abs_dir, ec);
+        continue;
+      }
+      if (remove_owned(it->path(), listed_files(*marker))) ++removed;
       continue;
     }
-    if (process_alive(pid) || !fs::is_directory(fs::symlink_status(it->path(), ec))) continue;
+    // A temporary folder: only while nobody holds its writer's lock.
+    const int lock = try_lock_partial(it->path());
+    if (lock < 0) continue;
     std::set<std::string> names = partial_files(it->path());
     if (const auto marker = read_marker(it->path() / kResultMarkerFile)) {
       const auto listed = listed_files(*marker);
       names.insert(listed.begin(), listed.end());
-    } else if (!fs::exists(it->path() / kPartialMarkerFile, ec)) {
-      continue;  // not recognisably gpumux's
     }
     if (remove_owned(it->path(), names)) ++removed;
+    ::close(lock);
   }
   return removed;
 }
@@ -353,19 +398,31 @@ ResultWriter::ResultWriter(fs::path abs_dir, fs::path repo_root, std::string ori
   fs::create_directories(dir_.parent_path(), ec);
   if (ec) refuse(origin_, dir_.parent_path(), "cannot create the folder: " + ec.message());
   remove_stale_temporaries(dir_);
-  tmp_ = sibling(dir_, kTmpTag);
-  if (!fs::create_directory(tmp_, ec) || ec) {
+  const fs::path tmp = sibling(dir_, kTmpTag);
+  if (!fs::create_directory(tmp, ec) || ec) {
     refuse(origin_, dir_,
-           "cannot create a folder beside it (" + tmp_.filename().string() +
+           "cannot create a folder beside it (" + tmp.filename().string() +
                "): " + (ec ? ec.message() : std::string("it already exists")));
   }
-  std::ofstream partial(tmp_ / kPartialMarkerFile);
-  if (!partial) refuse(origin_, dir_, "cannot write into " + tmp_.string());
+  // The partial marker, locked for as long as this writer lives: cleanup skips locked folders.
+  lock_fd_ = ::open((tmp / kPartialMarkerFile).c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    lock_fd_ = -1;
+    fs::remove(tmp / kPartialMarkerFile, ec);
+    fs::remove(tmp, ec);
+    refuse(origin_, dir_, "cannot write into " + tmp.string() + ": " + reason(err));
+  }
+  tmp_ = tmp;
 }
 
 ResultWriter::~ResultWriter() {
-  if (committed_ || tmp_.empty()) return;
-  remove_owned(tmp_, std::set<std::string>(files_.begin(), files_.end()));
+  if (!committed_ && !tmp_.empty()) {
+    remove_owned(tmp_, std::set<std::string>(files_.begin(), files_.end()));
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 void ResultWriter::write(const std::string& name, std::string_view content) {
@@ -386,13 +443,13 @@ void ResultWriter::write(const std::string& name, const std::function<void(std::
   };
   {
     // Record the name first, so a killed run's leftovers can be cleaned up file by file.
-    std::ofstream partial(tmp_ / kPartialMarkerFile, std::ios::app);
-    partial << name << '\n';
-    partial.flush();
-    if (!partial) fail(errno != 0 ? errno : EIO);
+    const std::string line = name + "\n";
+    if (::write(lock_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      fail(errno != 0 ? errno : EIO);
+    }
   }
   files_.push_back(name);
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) fail(errno);
   FdWriteBuf buf(fd);
   std::ostream out(&buf);
@@ -409,6 +466,10 @@ void ResultWriter::write(const std::string& name, const std::function<void(std::
 }
 
 void ResultWriter::commit(const nlohmann::json& identity) {
+  auto failure = [&](const std::string& what) {
+    return Error("cannot write results: " + what + " (" + origin_ + " " + dir_.string() +
+                 "); nothing was written under that name");
+  };
   nlohmann::json marker = identity;
   marker["gpumux_result"] = 1;
   marker["files"] = files_;
@@ -417,7 +478,7 @@ void ResultWriter::commit(const nlohmann::json& identity) {
   {
     const fs::path file = tmp_ / kResultMarkerFile;
     const std::string text = marker.dump(2) + "\n";
-    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     int err = fd < 0 ? errno : 0;
     if (err == 0) {
       FdWriteBuf buf(fd);
@@ -427,39 +488,56 @@ void ResultWriter::commit(const nlohmann::json& identity) {
       if (err == 0 && ::fsync(fd) != 0) err = errno;
       if (::close(fd) != 0 && err == 0) err = errno;
     }
-    if (err != 0) {
-      throw Error("cannot write results: " + std::string(kResultMarkerFile) + " of " +
-                  dir_.string() + " (" + origin_ + "): " + reason(err) +
-                  "; nothing was written under that name");
-    }
+    if (err != 0) throw failure(std::string(kResultMarkerFile) + ": " + reason(err));
   }
-  std::error_code ec;
-  fs::remove(tmp_ / kPartialMarkerFile, ec);
   fsync_path(tmp_, O_RDONLY | O_DIRECTORY);
 
   // Look again: the target may have changed while the run was going.
   const ResultDirInfo now = inspect_result_dir(dir_);
-  fs::path old;
-  if (now.state == ResultDirState::GpumuxResult && replace_) {
-    old = sibling(dir_, kOldTag);
-    fs::rename(dir_, old, ec);
-    if (ec) {
-      throw Error("cannot move the earlier result " + dir_.string() + " aside: " + ec.message());
-    }
-  } else if (now.state != ResultDirState::Absent && now.state != ResultDirState::EmptyDir) {
+  const bool replacing = now.state == ResultDirState::GpumuxResult && replace_;
+  if (!replacing && now.state != ResultDirState::Absent && now.state != ResultDirState::EmptyDir) {
     throw Error(origin_ + ": " + dir_.string() +
                 ": something else appeared there during the run; gpumux will not replace it");
   }
-  fs::rename(tmp_, dir_, ec);
-  if (ec) {
-    if (!old.empty()) fs::rename(old, dir_);  // put the earlier result back
-    throw Error("cannot move the results into place: " + dir_.string() + ": " + ec.message());
+  std::error_code ec;
+  fs::path old;  // where the earlier result is after the swap
+  if (replacing) {
+    // One atomic exchange: at every instant one complete result is under the final name.
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
+      old = tmp_;
+    } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+      // File systems without RENAME_EXCHANGE: set the earlier result aside (cleanup restores
+      // it if we die before the next rename), then move the new one in.
+      old = sibling(dir_, kOldTag);
+      fs::rename(dir_, old, ec);
+      if (ec) throw failure("cannot move the earlier result aside: " + ec.message());
+      fs::rename(tmp_, dir_, ec);
+      if (ec) {
+        std::error_code back;
+        fs::rename(old, dir_, back);
+        throw failure("cannot move the results into place: " + ec.message());
+      }
+    } else {
+      throw failure("cannot exchange with the earlier result: " + reason(errno));
+    }
+  } else {
+    fs::rename(tmp_, dir_, ec);
+    if (ec) throw failure("cannot move the results into place: " + ec.message());
   }
   committed_ = true;
+  // The folder is complete under its final name: drop the partial marker (a leftover one is
+  // recognised as gpumux's by inspect_result_dir) and release the lock.
+  fs::remove(dir_ / kPartialMarkerFile, ec);
+  ::close(lock_fd_);
+  lock_fd_ = -1;
   fsync_path(dir_.parent_path(), O_RDONLY | O_DIRECTORY);
   if (!old.empty()) {
     const auto old_marker = read_marker(old / kResultMarkerFile);
-    remove_owned(old, old_marker ? listed_files(*old_marker) : std::set<std::string>{});
+    if (!remove_owned(old, old_marker ? listed_files(*old_marker) : std::set<std::string>{})) {
+      std::cerr << "warning: " << old.string()
+                << " holds files gpumux did not write (added to the earlier result during the "
+                   "run); they were kept there\n";
+    }
   }
 }
 

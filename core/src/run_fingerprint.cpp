@@ -31,15 +31,26 @@ std::string run_fingerprint(const ExperimentConfig& config,
   std::set<std::string> models;
   for (const JobSpec& j : config.jobs) {
     models.insert(j.model);
-    text << "job " << j.name << ' ' << static_cast<int>(j.kind) << ' ' << j.model << ' ' << j.batch
-         << ' ' << j.arrival_ns << ' ' << j.iterations << ' ' << static_cast<int>(j.optimizer)
-         << ' ' << j.slo_ns << ' ' << j.priority << ' ' << j.weight << ' ' << j.tenant << ' '
-         << j.expected_duration_ns << " loop " << j.closed_loop.enabled << ' '
-         << j.closed_loop.count << ' ' << j.closed_loop.think_ns << ' ' << j.closed_loop.start_ns
-         << ' ' << j.closed_loop.end_ns << ' ' << j.closed_loop.on_ns << ' ' << j.closed_loop.off_ns
-         << " requests";
-    for (TimeNs t : j.requests_ns) text << ' ' << t;
-    text << '\n';
+    // One JSON record per job: unambiguous (names may hold spaces) and full precision (dump()
+    // writes doubles so that they round-trip).
+    const nlohmann::json record = {
+        {"name", j.name},
+        {"kind", static_cast<int>(j.kind)},
+        {"model", j.model},
+        {"batch", j.batch},
+        {"arrival_ns", j.arrival_ns},
+        {"iterations", j.iterations},
+        {"optimizer", static_cast<int>(j.optimizer)},
+        {"slo_ns", j.slo_ns},
+        {"priority", j.priority},
+        {"weight", j.weight},
+        {"tenant", j.tenant},
+        {"expected_duration_ns", j.expected_duration_ns},
+        {"closed_loop",
+         {j.closed_loop.enabled, j.closed_loop.count, j.closed_loop.think_ns,
+          j.closed_loop.start_ns, j.closed_loop.end_ns, j.closed_loop.on_ns, j.closed_loop.off_ns}},
+        {"requests_ns", j.requests_ns}};
+    text << record.dump() << '\n';
   }
   for (const auto& m : models) add_file(text, repo_root / "traces" / "models" / (m + ".json"));
   std::set<std::string> profiles;

@@ -12,7 +12,8 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> overrides;
   std::string out_dir;
-  bool force = false;  ///< replace an earlier gpumux result in the results folder
+  bool out_given = false;  ///< --out was on the command line (an empty value is an error)
+  bool force = false;      ///< replace an earlier gpumux result in the results folder
   bool quiet = false;
 };
 int run_command(const RunArgs& args);

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     return 2;  // bad command line
   }
 
+  run_args.out_given = run->count("--out") > 0;
   try {
     if (*run) return run_command(run_args);
     if (*validate) return validate_command(validate_config, validate_overrides);

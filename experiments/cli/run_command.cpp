@@ -25,6 +25,7 @@ fs::path repo_root() { return find_repo_root(fs::current_path()); }
 int run_command(const RunArgs& args) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(args.config, args.overrides, root);
+  if (args.out_given && args.out_dir.empty()) throw UsageError("--out: must not be empty");
   if (!args.out_dir.empty()) {
     config.out_dir = fs::absolute(args.out_dir).string();
     config.out_dir_origin = "--out";
@@ -105,6 +106,10 @@ bool written_by_calibrate(const fs::path& file) {
 
 void check_calibration_target(const fs::path& out, bool force) {
   std::error_code ec;
+  // The folder must exist (or be creatable) before minutes of GPU work, not after.
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  fs::create_directories(parent, ec);
+  if (ec) throw UsageError("--out: " + parent.string() + ": cannot create the folder: " + ec.message());
   const auto st = fs::symlink_status(out, ec);
   if (ec || st.type() == fs::file_type::not_found) return;
   if (st.type() != fs::file_type::regular) {
@@ -129,6 +134,7 @@ int calibrate_command(const CalibrateArgs& args) {
   o.base_profile = args.base.empty() ? root / "traces" / "devices" / (args.device + ".json")
                                      : fs::path(args.base);
   check_calibration_target(o.out_file, args.force);
+  o.replace = args.force;
   o.models_dir = root / "traces" / "models";
   o.models = args.models;
   o.quick = args.quick;

@@ -3,6 +3,7 @@
 // config, workload, model and profile files, gpumux version) is skipped; a point whose inputs
 // changed since is re-run and its earlier result replaced. Anything else in a point's place is
 // refused before any point runs.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -39,6 +40,47 @@ struct Point {
   std::string why;  ///< "new", "inputs changed", "--force"
 };
 
+// The sweep's results root: path rules as for a run's folder, and it may hold only what a
+// sweep puts there (gpumux result folders, empty folders, gpumux temporaries), so `--out` on a
+// folder of user files is refused. Created here, before any point runs, so an unwritable place
+// is reported as bad input (exit 2) naming the option.
+void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std::string& origin,
+                      const std::vector<SweepPoint>& points) {
+  check_result_path(out, repo_root, origin);
+  std::error_code ec;
+  const auto st = fs::symlink_status(out, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    throw UsageError(origin + ": " + out.string() +
+                     (fs::is_symlink(st) ? ": is a symbolic link; give the folder it points to"
+                                         : ": exists and is not a folder"));
+  }
+  std::vector<std::string> foreign;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    // This sweep's own point folders are checked one by one, with a precise message.
+    const bool own_point = std::any_of(points.begin(), points.end(),
+                                       [&](const SweepPoint& p) { return p.label == name; });
+    if (own_point || name.find(".gpumux-tmp.") != std::string::npos ||
+        name.find(".gpumux-old.") != std::string::npos) {
+      continue;
+    }
+    const ResultDirState state = inspect_result_dir(it->path()).state;
+    if (state != ResultDirState::GpumuxResult && state != ResultDirState::EmptyDir &&
+        foreign.size() < 5) {
+      foreign.push_back(name);
+    }
+  }
+  if (!foreign.empty()) {
+    std::string list;
+    for (const auto& f : foreign) list += (list.empty() ? "" : ", ") + f;
+    throw UsageError(origin + ": " + out.string() + ": holds files gpumux did not write (" + list +
+                     "); a sweep's folder holds only its points: choose another folder");
+  }
+  fs::create_directories(out, ec);
+  if (ec)
+    throw UsageError(origin + ": " + out.string() + ": cannot create the folder: " + ec.message());
+}
+
 }  // namespace
 
 int sweep_command(const SweepArgs& args) {
@@ -55,10 +97,7 @@ int sweep_command(const SweepArgs& args) {
   std::error_code ec;
   const fs::path out_abs = out_from_cli ? normal_result_path(args.out_dir, fs::current_path(ec))
                                         : normal_result_path(sweep.out_dir, root);
-  check_result_path(out_abs, root, origin);
-  if (const auto st = fs::symlink_status(out_abs, ec); fs::exists(st) && !fs::is_directory(st)) {
-    throw UsageError(origin + ": " + out_abs.string() + ": exists and is not a folder");
-  }
+  check_sweep_root(out_abs, root, origin, sweep.points);
 
   // Parse and check every point before running anything: bad input fails fast with exit 2.
   std::vector<Point> points;
@@ -73,12 +112,20 @@ int sweep_command(const SweepArgs& args) {
     Point p{sp.label, load_experiment(root / sweep.base, overrides, root), PointAction::Run, ""};
     check_registered_names(p.config);
     p.config.out_dir_origin = origin + " (point " + sp.label + ")";
+    p.config.result_owner = "sweep " + sweep.name + "/" + sp.label;
     const fs::path dir = result_dir_of(p.config, root);
     check_result_target(dir, root, p.config.out_dir_origin, /*replace=*/true);
     const ResultDirInfo info = inspect_result_dir(dir);
     if (info.state == ResultDirState::GpumuxResult) {
       const std::string fingerprint = run_fingerprint(p.config, root);
       const auto& marker = *info.marker;
+      // A sweep owns its points: a result another run or sweep wrote there is replaced only
+      // with --force.
+      const std::string owner = marker.value("owner", std::string("a gpumux run"));
+      if (owner != p.config.result_owner && !args.force) {
+        throw UsageError(p.config.out_dir_origin + ": " + dir.string() + ": holds a result of " +
+                         owner + ", not of this sweep point; pass --force to replace it");
+      }
       const bool same = marker.contains("config_sha256") &&
                         marker["config_sha256"] == nlohmann::json(fingerprint);
       if (same && !args.force) {
@@ -97,6 +144,7 @@ int sweep_command(const SweepArgs& args) {
   std::atomic<std::size_t> finished{0};
   std::mutex io;
   std::vector<std::string> failures;
+  bool runtime_failure = false;  ///< a failure that is not bad input (exit 1 rather than 2)
   const auto t0 = std::chrono::steady_clock::now();
   auto worker = [&] {
     for (std::size_t i = next++; i < points.size(); i = next++) {
@@ -117,6 +165,7 @@ int sweep_command(const SweepArgs& args) {
           status = std::string("FAILED: ") + e.what();
           std::lock_guard lock(io);
           failures.push_back(p.label + ": " + e.what());
+          if (dynamic_cast<const InputError*>(&e) == nullptr) runtime_failure = true;
         }
       }
       std::lock_guard lock(io);
@@ -140,7 +189,7 @@ int sweep_command(const SweepArgs& args) {
             << " s; results under " << out_abs.string() << "\n";
   if (!failures.empty()) {
     for (const auto& f : failures) std::cerr << "error: " << f << "\n";
-    return 1;
+    return runtime_failure ? 1 : 2;
   }
   return 0;
 }

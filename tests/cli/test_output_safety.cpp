@@ -77,16 +77,46 @@ TEST_CASE("run --out naming a regular file is refused and the file survives", "[
 
 TEST_CASE("out_dir inside traces/, at the repository root or above it is refused",
           "[cli][safety]") {
+  // Targets that do not exist yet, so only the path rules can refuse them (a folder of
+  // repository files would also be refused as "files gpumux did not write").
   const std::string before = snapshot(kRepo / "traces" / "devices");
-  for (const char* out : {"traces", "traces/models", ".", "..", "core/src", "/"}) {
-    const fs::path cfg = write(
-        "cfg-out.json", with(kConfig, "\"name\": \"safety\"",
-                             std::string("\"name\": \"safety\", \"out_dir\": \"") + out + "\""));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"traces/new-run", "lies inside the repository's traces/ folder"},
+      {"traces/models/new", "lies inside the repository's traces/ folder"},
+      {"core/new", "lies inside the repository's core/ folder"},
+      {".", "would contain the gpumux repository"},
+      {"..", "would contain the gpumux repository"},
+      {"/", "the file-system root"}};
+  for (const auto& [out, why] : cases) {
+    const fs::path cfg =
+        write("cfg-out.json", with(kConfig, "\"name\": \"safety\"",
+                                   "\"name\": \"safety\", \"out_dir\": \"" + out + "\""));
     INFO("out_dir " << out);
-    expect_refused(gpumux("run '" + cfg.string() + "' --force"), {"cfg-out.json: out_dir"});
-    CHECK(fs::is_directory(kRepo / "traces" / "models"));
+    expect_refused(gpumux("run '" + cfg.string() + "' --force"), {"cfg-out.json: out_dir", why});
+    CHECK_FALSE(fs::exists(kRepo / "traces" / "new-run"));
+    CHECK_FALSE(fs::exists(kRepo / "core" / "new"));
   }
   CHECK(snapshot(kRepo / "traces" / "devices") == before);
+}
+
+TEST_CASE("a link in place of the results folder, or the working directory inside it, is refused",
+          "[cli][safety]") {
+  const fs::path cfg = write("cfg.json", kConfig);
+  const fs::path target = write("link-target/keep.txt", "k").parent_path();
+  const fs::path link = scratch() / "link";
+  fs::create_directory_symlink(target, link);
+  expect_refused(gpumux("run '" + cfg.string() + "' --out '" + link.string() + "' --force"),
+                 {"--out", link.string(), "symbolic link"});
+  CHECK(slurp(target / "keep.txt") == "k");
+
+  const fs::path outer = scratch() / "outer";
+  fs::create_directories(outer / "inner");
+  const Outcome o =
+      gpumux_shell("cd '" + (outer / "inner").string() + "' && '" + std::string(GPUMUX_BINARY) +
+                   "' run '" + cfg.string() + "' --out '" + outer.string() + "'");
+  expect_refused(o, {"--out", outer.string(), "contains the current directory"});
+  CHECK(fs::is_directory(outer / "inner"));
+  expect_refused(gpumux("run '" + cfg.string() + "' --out ''"), {"--out: must not be empty"});
 }
 
 TEST_CASE("a config name of '.' or '..' or with a separator is refused", "[cli][safety]") {
@@ -135,9 +165,12 @@ TEST_CASE("replacing an earlier result needs --force, and never takes a user's f
   expect_refused(gpumux(run), {"--out", out.string(), "--force"});
   CHECK(slurp(out / "summary.json") == first);
 
-  const Outcome forced = gpumux(run + " --force");
+  // --force really replaces: a different setting gives a different summary under the name.
+  const Outcome forced = gpumux(run + " --force --set workload.jobs.0.iterations=5");
   INFO(forced.output);
   CHECK(forced.exit_code == 0);
+  CHECK(slurp(out / "summary.json") != first);
+  CHECK(gpumux(run + " --force").exit_code == 0);
   CHECK(slurp(out / "summary.json") == first);  // same config, same seed: same results
 
   write("rerun/my-analysis.ipynb", "{}");
@@ -174,6 +207,18 @@ TEST_CASE("a sweep re-runs a point whose config or --set changed instead of skip
   o = gpumux(cmd);
   CHECK(o.output.find("re-run: inputs changed") != std::string::npos);
   CHECK(gpumux(cmd).output.find("complete (same inputs), skipped") != std::string::npos);
+
+  o = gpumux(cmd + " --force");
+  CHECK(o.output.find("re-run: --force") != std::string::npos);
+
+  // A result another run wrote in the point's place is not the sweep's to replace.
+  fs::remove_all(out / "p");
+  REQUIRE(gpumux("run '" + base.string() + "' --out '" + (out / "p").string() + "'").exit_code ==
+          0);
+  const std::string theirs = slurp(out / "p" / "summary.json");
+  expect_refused(gpumux(cmd), {"point p", "holds a result of a gpumux run", "--force"});
+  CHECK(slurp(out / "p" / "summary.json") == theirs);
+  CHECK(gpumux(cmd + " --force").exit_code == 0);
 
   // A point folder a user filled by hand is refused before any point runs.
   fs::remove_all(out / "p");
@@ -346,24 +391,36 @@ TEST_CASE("parser attacks through the real binary exit 2 before anything runs", 
   // The 5-byte-class config a fuzzer found: a number no double holds.
   attempt("run '" + write("overflow.json", R"({"name": 1e400})").string() + "'",
           {"overflow.json: name: number out of range"});
-  attempt("run '" + write("dup.json", with(kConfig, "\"name\": \"safety\"",
-                                         "\"name\": \"safety\", \"name\": \"other\""))
-                        .string() +
+  attempt("run '" +
+              write("dup.json", with(kConfig, "\"name\": \"safety\"",
+                                     "\"name\": \"safety\", \"name\": \"other\""))
+                  .string() +
               "'",
           {"dup.json: name: duplicate key"});
   const fs::path cfg = write("cfg-attack.json", kConfig);
   attempt("run '" + cfg.string() + "' --set \"description=$(printf '\\377')\"",
           {"cfg-attack.json: --set description: not valid UTF-8"});
-  attempt("run '" + cfg.string() +
-              "' --set 'workload.jobs.1.requests={\"file\": \"/dev/zero\"}'",
+  attempt("run '" + cfg.string() + "' --set 'workload.jobs.1.requests={\"file\": \"/dev/zero\"}'",
           {"/dev/zero", "not a regular file"});
   std::string deep(150000, '[');
   deep += std::string(150000, ']');
   attempt("run '" +
-              write("deep.json", with(kConfig, "\"name\": \"safety\"",
-                                      "\"name\": \"safety\", \"platform_params\": {\"p\": " +
-                                          deep + "}"))
+              write("deep.json",
+                    with(kConfig, "\"name\": \"safety\"",
+                         "\"name\": \"safety\", \"platform_params\": {\"p\": " + deep + "}"))
                   .string() +
               "'",
           {"deep.json: platform_params.p", "nested deeper than 64 levels"});
+}
+
+TEST_CASE("sweep --out on a folder of user files is refused", "[cli][safety]") {
+  write("sw-user-base.json", kConfig);
+  const fs::path mine = write("my-sweep-folder/paper.tex", "draft").parent_path();
+  const fs::path f = write("sw-user.json", R"({"name": "s", "base": ")" +
+                                               (scratch() / "sw-user-base.json").string() +
+                                               R"(", "runs": [{"label": "a"}]})");
+  expect_refused(gpumux("sweep '" + f.string() + "' --out '" + mine.string() + "'"),
+                 {"--out", mine.string(), "paper.tex"});
+  CHECK_FALSE(fs::exists(mine / "a"));
+  CHECK(slurp(mine / "paper.tex") == "draft");
 }

@@ -56,7 +56,8 @@ TEST_CASE("safe result names are one plain path component", "[unit][result_dir]"
     INFO("'" << bad << "'");
     CHECK_FALSE(is_safe_result_name(bad));
   }
-  CHECK_FALSE(is_safe_result_name(std::string(201, 'a')));
+  CHECK(is_safe_result_name(std::string(128, 'a')));
+  CHECK_FALSE(is_safe_result_name(std::string(129, 'a')));
 }
 
 TEST_CASE("a written folder is gpumux's; adding a file makes it foreign", "[unit][result_dir]") {
@@ -170,4 +171,41 @@ TEST_CASE("stale temporaries are removed only when their process is gone and onl
   CHECK_FALSE(fs::exists(dead_with_user_file / "summary.json"));
   CHECK(fs::exists(alive));
   CHECK(fs::exists(other_host));
+}
+
+TEST_CASE("cleanup skips folders a live writer holds, odd pids, and puts a set-aside result back",
+          "[unit][result_dir]") {
+  const fs::path base = fresh_dir("lock");
+  const fs::path repo = fresh_dir("repo");
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string dead = std::to_string(pid);
+
+  // A live writer whose folder carries a dead pid's name (as in another PID namespace): its
+  // lock protects it.
+  ResultWriter live(base / "run", repo, "--out", false);
+  const fs::path renamed = base / (".run.gpumux-tmp." + dead + ".0." + host);
+  fs::rename(live.temporary_dir(), renamed);
+  CHECK(remove_stale_temporaries(base / "run") == 0);
+  CHECK(fs::exists(renamed / kPartialMarkerFile));
+
+  // Names whose pid is not a plain positive number are not gpumux's.
+  for (const char* odd : {"-1", "0", "+5", "5x", ""}) {
+    const fs::path d = base / (".run.gpumux-tmp." + std::string(odd) + ".0." + host);
+    put(d / kPartialMarkerFile, "");
+  }
+  CHECK(remove_stale_temporaries(base / "run") == 0);
+
+  // An earlier result set aside by a replace that died half-way is put back.
+  const fs::path old = base / (".other.gpumux-old." + dead + ".0." + host);
+  put(old / "summary.json", "{}");
+  put(old / kResultMarkerFile, R"({"gpumux_result": 1, "files": ["summary.json"]})");
+  remove_stale_temporaries(base / "other");
+  CHECK(inspect_result_dir(base / "other").state == ResultDirState::GpumuxResult);
+  CHECK_FALSE(fs::exists(old));
+  fs::remove_all(renamed);
 }

@@ -40,6 +40,7 @@ struct ExperimentConfig {
   std::string out_dir;         ///< default: results/<name> (relative: against the repository root)
   std::string out_dir_origin;  ///< names where out_dir came from, for messages ("x.json: out_dir")
   bool replace_results = false;  ///< may replace an earlier gpumux result there (--force)
+  std::string result_owner;      ///< recorded in the result's marker: "sweep <name>/<label>"
   bool write_trace = true;       ///< trace.json (Chrome/Perfetto)
   bool write_events = true;  ///< events.jsonl (summaries are computed from the events either way)
   nlohmann::json resolved;   ///< the JSON after overrides (written as config.resolved.json)

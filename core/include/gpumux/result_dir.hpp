@@ -29,7 +29,8 @@ inline constexpr std::string_view kPartialMarkerFile = ".gpumux-partial";
 
 /// True for a name that may become one path component of a results folder (an experiment's
 /// name, a sweep's name, a sweep point's label): letters, digits, '_', '-' and '.', not
-/// starting with '.', at most 200 bytes. So never "", ".", ".." or anything with a '/'.
+/// starting with '.', at most 128 bytes (the temporary folder's name adds up to ~110 more and
+/// must stay under the 255-byte limit). So never "", ".", ".." or anything with a '/'.
 [[nodiscard]] bool is_safe_result_name(std::string_view name);
 
 /// What is at a path where results should go.
@@ -67,8 +68,9 @@ void check_result_target(const std::filesystem::path& abs_dir,
                          bool replace);
 
 /// Removes temporary result folders beside `abs_dir` left by processes of this host that no
-/// longer exist. Only folders carrying the partial marker are touched, and only gpumux's files
-/// inside them are deleted. Returns how many folders were removed.
+/// longer exist: only folders whose partial marker is not locked by a live writer (flock) and
+/// whose pid is gone, and only the files that marker lists. An earlier result set aside by an
+/// unfinished replace is put back if its place is empty. Returns how many folders were removed.
 std::size_t remove_stale_temporaries(const std::filesystem::path& abs_dir);
 
 /// Writes one run's result folder. The constructor runs before the simulation: it checks the
@@ -104,6 +106,7 @@ class ResultWriter {
   std::string origin_;
   bool replace_;
   bool committed_ = false;
+  int lock_fd_ = -1;  ///< the partial marker, open and flock()ed while the writer lives
   std::vector<std::string> files_;
 };
 

@@ -18,6 +18,9 @@ struct CalibrationOptions {
   std::vector<std::string> models;      ///< empty = every zoo model
   std::vector<unsigned> batches{1, 8, 32};
   bool quick = false;                   ///< fewer sizes and repetitions
+  /// An existing out_file may be replaced (the CLI checked, with --force, that `gpumux
+  /// calibrate` wrote it). Without it, a file that appears there during the run is kept.
+  bool replace = false;
 };
 
 /// Runs the calibration; returns a process exit code (0 on success).
