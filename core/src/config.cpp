@@ -227,9 +227,8 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
 
   cfg.name = r.required_string("name");
   if (!is_safe_result_name(cfg.name)) {
-    r.fail("name", "'" + cfg.name +
-                       "' must be letters, digits, '_', '-' or '.', not start with '.', at most "
-                       "128 characters (it names the results folder)");
+    r.fail("name", "'" + cfg.name + "' must be " + std::string(kSafeResultNameRule) +
+                       " (it names the results folder)");
   }
   cfg.description = r.string_or("description", "");
   cfg.platform = r.string_or("platform", "sim");

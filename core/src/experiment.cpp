@@ -9,7 +9,7 @@
 #include "gpumux/output.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
-#include "gpumux/result_dir.hpp"
+#include "gpumux/result_writer.hpp"
 #include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
 

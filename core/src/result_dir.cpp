@@ -1,10 +1,9 @@
-// Result folders: where they may go, whose they are, and how one is written so that it exists
-// under its final name only when complete (see result_dir.hpp).
+// Result folders: where they may go and whose they are (see result_dir.hpp); the helpers
+// shared with the writer (result_writer.cpp) are declared in result_dir_internal.hpp.
 #include "gpumux/result_dir.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>  // renameat2, RENAME_EXCHANGE (glibc >= 2.28)
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,30 +15,25 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <limits>
 #include <optional>
 #include <set>
-#include <sstream>
-#include <streambuf>
 #include <system_error>
 
 #include "gpumux/errors.hpp"
+#include "result_dir_internal.hpp"
 
 namespace gpumux {
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace result_dir_detail {
 
 // The repository's own folders: results never go inside them (out_dir "traces" would
 // otherwise replace the inputs). results/ and build folders are not listed.
 constexpr std::array<std::string_view, 13> kSourceFolders = {
     "traces", "core", "sim",   "backend", "policies", "experiments", "plots",
     "tests",  "docs", "cmake", ".ci",     ".git",     "shared"};
-
-constexpr std::string_view kTmpTag = ".gpumux-tmp.";
-constexpr std::string_view kOldTag = ".gpumux-old.";
 
 std::string host_name() {
   char buf[256] = {};
@@ -174,55 +168,9 @@ void fsync_path(const fs::path& p, int flags) {
   ::close(fd);
 }
 
-// A streambuf writing to a file descriptor that remembers the first error's errno, so a full
-// disk is reported as "No space left on device" and never ignored.
-class FdWriteBuf final : public std::streambuf {
- public:
-  explicit FdWriteBuf(int fd) : fd_(fd) { setp(buf_.data(), buf_.data() + buf_.size()); }
-  int error() const noexcept { return error_; }
-  int flush_all() {
-    drain();
-    return error_;
-  }
+}  // namespace result_dir_detail
 
- protected:
-  int_type overflow(int_type ch) override {
-    drain();
-    if (error_ != 0) return traits_type::eof();
-    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
-      *pptr() = traits_type::to_char_type(ch);
-      pbump(1);
-    }
-    return traits_type::not_eof(ch);
-  }
-  int sync() override {
-    drain();
-    return error_ == 0 ? 0 : -1;
-  }
-
- private:
-  void drain() {
-    const char* p = pbase();
-    std::size_t left = static_cast<std::size_t>(pptr() - pbase());
-    while (left > 0 && error_ == 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        error_ = errno;
-        break;
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
-    setp(buf_.data(), buf_.data() + buf_.size());
-  }
-
-  int fd_;
-  int error_ = 0;
-  std::array<char, 1 << 16> buf_{};
-};
-
-}  // namespace
+using namespace result_dir_detail;
 
 bool is_safe_result_name(std::string_view name) {
   if (name.empty() || name.size() > 128 || name.front() == '.') return false;
@@ -386,159 +334,6 @@ std::size_t remove_stale_temporaries(const fs::path& abs_dir) {
     ::close(lock);
   }
   return removed;
-}
-
-ResultWriter::ResultWriter(fs::path abs_dir, fs::path repo_root, std::string origin, bool replace)
-    : dir_(std::move(abs_dir)),
-      repo_root_(std::move(repo_root)),
-      origin_(std::move(origin)),
-      replace_(replace) {
-  check_result_target(dir_, repo_root_, origin_, replace_);
-  std::error_code ec;
-  fs::create_directories(dir_.parent_path(), ec);
-  if (ec) refuse(origin_, dir_.parent_path(), "cannot create the folder: " + ec.message());
-  remove_stale_temporaries(dir_);
-  const fs::path tmp = sibling(dir_, kTmpTag);
-  if (!fs::create_directory(tmp, ec) || ec) {
-    refuse(origin_, dir_,
-           "cannot create a folder beside it (" + tmp.filename().string() +
-               "): " + (ec ? ec.message() : std::string("it already exists")));
-  }
-  // The partial marker, locked for as long as this writer lives: cleanup skips locked folders.
-  lock_fd_ = ::open((tmp / kPartialMarkerFile).c_str(),
-                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-    lock_fd_ = -1;
-    fs::remove(tmp / kPartialMarkerFile, ec);
-    fs::remove(tmp, ec);
-    refuse(origin_, dir_, "cannot write into " + tmp.string() + ": " + reason(err));
-  }
-  tmp_ = tmp;
-}
-
-ResultWriter::~ResultWriter() {
-  if (!committed_ && !tmp_.empty()) {
-    remove_owned(tmp_, std::set<std::string>(files_.begin(), files_.end()));
-  }
-  if (lock_fd_ >= 0) ::close(lock_fd_);
-}
-
-void ResultWriter::write(const std::string& name, std::string_view content) {
-  write(name, [content](std::ostream& out) {
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  });
-}
-
-void ResultWriter::write(const std::string& name, const std::function<void(std::ostream&)>& fill) {
-  if (committed_) throw std::logic_error("ResultWriter::write after commit");
-  if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
-    throw std::logic_error("ResultWriter::write: bad file name '" + name + "'");
-  }
-  const fs::path file = tmp_ / name;
-  auto fail = [&](int err) {
-    throw Error("cannot write results: " + name + " of " + dir_.string() + " (" + origin_ +
-                "): " + reason(err) + "; nothing was written under that name");
-  };
-  {
-    // Record the name first, so a killed run's leftovers can be cleaned up file by file.
-    const std::string line = name + "\n";
-    if (::write(lock_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      fail(errno != 0 ? errno : EIO);
-    }
-  }
-  files_.push_back(name);
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) fail(errno);
-  FdWriteBuf buf(fd);
-  std::ostream out(&buf);
-  try {
-    fill(out);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  int err = buf.flush_all();
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) fail(err);
-}
-
-void ResultWriter::commit(const nlohmann::json& identity) {
-  auto failure = [&](const std::string& what) {
-    return Error("cannot write results: " + what + " (" + origin_ + " " + dir_.string() +
-                 "); nothing was written under that name");
-  };
-  nlohmann::json marker = identity;
-  marker["gpumux_result"] = 1;
-  marker["files"] = files_;
-  // The marker is the last file: its presence in a folder under the final name means the
-  // folder is complete. Written directly (not via write()) so files_ does not list it.
-  {
-    const fs::path file = tmp_ / kResultMarkerFile;
-    const std::string text = marker.dump(2) + "\n";
-    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int err = fd < 0 ? errno : 0;
-    if (err == 0) {
-      FdWriteBuf buf(fd);
-      std::ostream out(&buf);
-      out << text;
-      err = buf.flush_all();
-      if (err == 0 && ::fsync(fd) != 0) err = errno;
-      if (::close(fd) != 0 && err == 0) err = errno;
-    }
-    if (err != 0) throw failure(std::string(kResultMarkerFile) + ": " + reason(err));
-  }
-  fsync_path(tmp_, O_RDONLY | O_DIRECTORY);
-
-  // Look again: the target may have changed while the run was going.
-  const ResultDirInfo now = inspect_result_dir(dir_);
-  const bool replacing = now.state == ResultDirState::GpumuxResult && replace_;
-  if (!replacing && now.state != ResultDirState::Absent && now.state != ResultDirState::EmptyDir) {
-    throw Error(origin_ + ": " + dir_.string() +
-                ": something else appeared there during the run; gpumux will not replace it");
-  }
-  std::error_code ec;
-  fs::path old;  // where the earlier result is after the swap
-  if (replacing) {
-    // One atomic exchange: at every instant one complete result is under the final name.
-    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
-      old = tmp_;
-    } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
-      // File systems without RENAME_EXCHANGE: set the earlier result aside (cleanup restores
-      // it if we die before the next rename), then move the new one in.
-      old = sibling(dir_, kOldTag);
-      fs::rename(dir_, old, ec);
-      if (ec) throw failure("cannot move the earlier result aside: " + ec.message());
-      fs::rename(tmp_, dir_, ec);
-      if (ec) {
-        std::error_code back;
-        fs::rename(old, dir_, back);
-        throw failure("cannot move the results into place: " + ec.message());
-      }
-    } else {
-      throw failure("cannot exchange with the earlier result: " + reason(errno));
-    }
-  } else {
-    fs::rename(tmp_, dir_, ec);
-    if (ec) throw failure("cannot move the results into place: " + ec.message());
-  }
-  committed_ = true;
-  // The folder is complete under its final name: drop the partial marker (a leftover one is
-  // recognised as gpumux's by inspect_result_dir) and release the lock.
-  fs::remove(dir_ / kPartialMarkerFile, ec);
-  ::close(lock_fd_);
-  lock_fd_ = -1;
-  fsync_path(dir_.parent_path(), O_RDONLY | O_DIRECTORY);
-  if (!old.empty()) {
-    const auto old_marker = read_marker(old / kResultMarkerFile);
-    if (!remove_owned(old, old_marker ? listed_files(*old_marker) : std::set<std::string>{})) {
-      std::cerr << "warning: " << old.string()
-                << " holds files gpumux did not write (added to the earlier result during the "
-                   "run); they were kept there\n";
-    }
-  }
 }
 
 }  // namespace gpumux

@@ -23,6 +23,15 @@ std::string label_part(const nlohmann::json& v) {
   return out;
 }
 
+// A name that becomes a folder: one safe path component (result_dir.hpp).
+void require_safe_name(const JsonReader& reader, const std::string& key, const std::string& name,
+                       const std::string& names_what) {
+  if (!is_safe_result_name(name)) {
+    reader.fail(key, "'" + name + "' must be " + std::string(kSafeResultNameRule) + " (it names " +
+                         names_what + ")");
+  }
+}
+
 std::string assignment(const std::string& key, const nlohmann::json& v) {
   return key + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
 }
@@ -64,11 +73,7 @@ std::vector<SweepPoint> read_runs(const nlohmann::json& runs, const std::string&
     JsonReader reader(runs[i], file, where);
     SweepPoint p;
     p.label = reader.required_string("label");
-    if (!is_safe_result_name(p.label)) {
-      reader.fail("label", "'" + p.label +
-                               "' must be letters, digits, '_', '-' or '.', not start with '.' "
-                               "(it names the point's results folder)");
-    }
+    require_safe_name(reader, "label", p.label, "the point's results folder");
     if (const auto* set = reader.optional("set")) add_sets(*set, file, where + ".set", p.overrides);
     reader.finish();
     points.push_back(std::move(p));
@@ -83,11 +88,7 @@ SweepFile parse_sweep_text(const std::string& text, const std::string& file, boo
   JsonReader reader(doc, file, "");
   SweepFile sweep;
   sweep.name = reader.required_string("name");
-  if (!is_safe_result_name(sweep.name)) {
-    reader.fail("name", "'" + sweep.name +
-                            "' must be letters, digits, '_', '-' or '.', not start with '.' (it "
-                            "names the sweep's results folder)");
-  }
+  require_safe_name(reader, "name", sweep.name, "the sweep's results folder");
   sweep.base = reader.required_string("base");
   if (sweep.base.empty()) reader.fail("base", "must not be empty");
   sweep.out_dir_given = reader.has("out_dir");

@@ -15,6 +15,18 @@ namespace cli_test {
 
 namespace fs = std::filesystem;
 
+/// A valid config that runs in well under a second: two ResNet-50 training iterations and two
+/// inference requests under time slicing on a simulated V100.
+inline const char* const kSmallConfig = R"({
+  "name": "cli-test",
+  "devices": [{"profile": "v100-pcie3x16"}],
+  "policy": {"name": "time_slicing"},
+  "workload": {"jobs": [
+    {"name": "train", "kind": "training", "model": "resnet50", "batch": 16, "arrival_s": 0, "iterations": 2},
+    {"name": "svc", "kind": "inference", "model": "resnet50", "batch": 1, "arrival_s": 0, "requests": [0.01, 0.02]}
+  ]}
+})";
+
 struct Outcome {
   int exit_code;
   std::string output;

@@ -17,15 +17,7 @@ namespace {
 
 using namespace cli_test;
 
-const char* kGoodConfig = R"({
-  "name": "cli-test",
-  "devices": [{"profile": "v100-pcie3x16"}],
-  "policy": {"name": "time_slicing"},
-  "workload": {"jobs": [
-    {"name": "train", "kind": "training", "model": "resnet50", "batch": 16, "arrival_s": 0, "iterations": 2},
-    {"name": "svc", "kind": "inference", "model": "resnet50", "batch": 1, "arrival_s": 0, "requests": [0.01, 0.02]}
-  ]}
-})";
+const char* const kGoodConfig = kSmallConfig;
 
 /// Runs a bad config: exit code 2, the message names what it should, no results directory.
 void expect_input_error(const std::string& name, const std::string& config,

@@ -17,15 +17,7 @@ using namespace cli_test;
 
 namespace {
 
-const char* const kConfig = R"({
-  "name": "safety",
-  "devices": [{"profile": "v100-pcie3x16"}],
-  "policy": {"name": "time_slicing"},
-  "workload": {"jobs": [
-    {"name": "train", "kind": "training", "model": "resnet50", "batch": 16, "arrival_s": 0, "iterations": 2},
-    {"name": "svc", "kind": "inference", "model": "resnet50", "batch": 1, "arrival_s": 0, "requests": [0.01, 0.02]}
-  ]}
-})";
+const char* const kConfig = kSmallConfig;
 
 std::string with(std::string config, const std::string& from, const std::string& to) {
   const auto pos = config.find(from);
@@ -89,8 +81,8 @@ TEST_CASE("out_dir inside traces/, at the repository root or above it is refused
       {"/", "the file-system root"}};
   for (const auto& [out, why] : cases) {
     const fs::path cfg =
-        write("cfg-out.json", with(kConfig, "\"name\": \"safety\"",
-                                   "\"name\": \"safety\", \"out_dir\": \"" + out + "\""));
+        write("cfg-out.json", with(kConfig, "\"name\": \"cli-test\"",
+                                   "\"name\": \"cli-test\", \"out_dir\": \"" + out + "\""));
     INFO("out_dir " << out);
     expect_refused(gpumux("run '" + cfg.string() + "' --force"), {"cfg-out.json: out_dir", why});
     CHECK_FALSE(fs::exists(kRepo / "traces" / "new-run"));
@@ -121,7 +113,7 @@ TEST_CASE("a link in place of the results folder, or the working directory insid
 
 TEST_CASE("a config name of '.' or '..' or with a separator is refused", "[cli][safety]") {
   for (const char* name : {"..", ".", "../x", "a/b", ".hidden", ""}) {
-    const fs::path cfg = write("cfg-name.json", with(kConfig, "\"name\": \"safety\"",
+    const fs::path cfg = write("cfg-name.json", with(kConfig, "\"name\": \"cli-test\"",
                                                      std::string("\"name\": \"") + name + "\""));
     INFO("name '" << name << "'");
     expect_refused(gpumux("run '" + cfg.string() + "' --force"), {"cfg-name.json: name"});
@@ -304,8 +296,9 @@ TEST_CASE("file-system errors name the option and the path and exit 2", "[cli][s
                    {"--out", "File name too long"});
   }
   SECTION("validate checks the results path too") {
-    const fs::path bad = write("cfg-v.json", with(kConfig, "\"name\": \"safety\"",
-                                                  "\"name\": \"safety\", \"out_dir\": \"traces\""));
+    const fs::path bad = write(
+        "cfg-v.json",
+        with(kConfig, "\"name\": \"cli-test\"", "\"name\": \"cli-test\", \"out_dir\": \"traces\""));
     expect_refused(gpumux("validate '" + bad.string() + "'"), {"cfg-v.json: out_dir", "traces/"});
   }
 }
@@ -392,8 +385,8 @@ TEST_CASE("parser attacks through the real binary exit 2 before anything runs", 
   attempt("run '" + write("overflow.json", R"({"name": 1e400})").string() + "'",
           {"overflow.json: name: number out of range"});
   attempt("run '" +
-              write("dup.json", with(kConfig, "\"name\": \"safety\"",
-                                     "\"name\": \"safety\", \"name\": \"other\""))
+              write("dup.json", with(kConfig, "\"name\": \"cli-test\"",
+                                     "\"name\": \"cli-test\", \"name\": \"other\""))
                   .string() +
               "'",
           {"dup.json: name: duplicate key"});
@@ -406,8 +399,8 @@ TEST_CASE("parser attacks through the real binary exit 2 before anything runs", 
   deep += std::string(150000, ']');
   attempt("run '" +
               write("deep.json",
-                    with(kConfig, "\"name\": \"safety\"",
-                         "\"name\": \"safety\", \"platform_params\": {\"p\": " + deep + "}"))
+                    with(kConfig, "\"name\": \"cli-test\"",
+                         "\"name\": \"cli-test\", \"platform_params\": {\"p\": " + deep + "}"))
                   .string() +
               "'",
           {"deep.json: platform_params.p", "nested deeper than 64 levels"});

@@ -12,6 +12,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/result_dir.hpp"
+#include "gpumux/result_writer.hpp"
 #include "gpumux/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -29,6 +30,21 @@ fs::path fresh_dir(const std::string& tag) {
 void put(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream(file) << text;
+}
+
+// A pid that no longer exists: a child that has exited and been reaped.
+std::string dead_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return std::to_string(pid);
+}
+
+std::string host() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
 }
 
 std::string read(const fs::path& file) {
@@ -145,22 +161,15 @@ TEST_CASE("result paths may not hold the repository or sit in its source folders
 TEST_CASE("stale temporaries are removed only when their process is gone and only gpumux's files",
           "[unit][result_dir]") {
   const fs::path base = fresh_dir("stale");
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  // A pid that no longer exists: a child that has exited and been reaped.
-  const pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const std::string stem = ".run.gpumux-tmp." + std::to_string(pid);
-  const fs::path dead = base / (stem + ".0." + host);
+  const std::string stem = ".run.gpumux-tmp." + dead_pid();
+  const fs::path dead = base / (stem + ".0." + host());
   put(dead / kPartialMarkerFile, "summary.json\n");
   put(dead / "summary.json", "{}");
-  const fs::path dead_with_user_file = base / (stem + ".1." + host);
+  const fs::path dead_with_user_file = base / (stem + ".1." + host());
   put(dead_with_user_file / kPartialMarkerFile, "summary.json\n");
   put(dead_with_user_file / "summary.json", "{}");
   put(dead_with_user_file / "added-later.txt", "keep");
-  const fs::path alive = base / (".run.gpumux-tmp." + std::to_string(getpid()) + ".9." + host);
+  const fs::path alive = base / (".run.gpumux-tmp." + std::to_string(getpid()) + ".9." + host());
   put(alive / kPartialMarkerFile, "");
   const fs::path other_host = base / (stem + ".2.some-other-host");
   put(other_host / kPartialMarkerFile, "");
@@ -177,31 +186,25 @@ TEST_CASE("cleanup skips folders a live writer holds, odd pids, and puts a set-a
           "[unit][result_dir]") {
   const fs::path base = fresh_dir("lock");
   const fs::path repo = fresh_dir("repo");
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  const pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const std::string dead = std::to_string(pid);
+  const std::string dead = dead_pid();
 
   // A live writer whose folder carries a dead pid's name (as in another PID namespace): its
   // lock protects it.
   ResultWriter live(base / "run", repo, "--out", false);
-  const fs::path renamed = base / (".run.gpumux-tmp." + dead + ".0." + host);
+  const fs::path renamed = base / (".run.gpumux-tmp." + dead + ".0." + host());
   fs::rename(live.temporary_dir(), renamed);
   CHECK(remove_stale_temporaries(base / "run") == 0);
   CHECK(fs::exists(renamed / kPartialMarkerFile));
 
   // Names whose pid is not a plain positive number are not gpumux's.
   for (const char* odd : {"-1", "0", "+5", "5x", ""}) {
-    const fs::path d = base / (".run.gpumux-tmp." + std::string(odd) + ".0." + host);
+    const fs::path d = base / (".run.gpumux-tmp." + std::string(odd) + ".0." + host());
     put(d / kPartialMarkerFile, "");
   }
   CHECK(remove_stale_temporaries(base / "run") == 0);
 
   // An earlier result set aside by a replace that died half-way is put back.
-  const fs::path old = base / (".other.gpumux-old." + dead + ".0." + host);
+  const fs::path old = base / (".other.gpumux-old." + dead + ".0." + host());
   put(old / "summary.json", "{}");
   put(old / kResultMarkerFile, R"({"gpumux_result": 1, "files": ["summary.json"]})");
   remove_stale_temporaries(base / "other");

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/events.hpp"
-#include "gpumux/result_dir.hpp"
+#include "gpumux/result_writer.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {

@@ -1,18 +1,14 @@
-// Results directories that never cost a user a file. gpumux writes a run into a temporary
-// folder beside its final place, syncs every file, writes an ownership marker last and only
-// then moves the folder under its final name. It replaces an earlier result only when that
-// folder carries gpumux's marker, holds nothing but files gpumux wrote, and the caller allows
-// it (`--force`, or a sweep re-running a stale point). Everything else is refused before the
-// run starts, with an InputError (exit 2) naming the option or key and the path.
+// Results directories that never cost a user a file: where one may go, and whose it is.
+// gpumux replaces a folder only when it carries gpumux's marker, holds nothing but files gpumux
+// wrote, and the caller allows it (`--force`, or a sweep re-running a stale point of its own).
+// Everything else is refused before the run starts, with an InputError (exit 2) naming the
+// option or key and the path. Writing a folder: result_writer.hpp.
 //
-// Thread rules: a ResultWriter belongs to one thread; different writers (sweep points) may
-// run concurrently on different directories.
+// Thread rules: free functions; safe to call from several threads on different folders.
 #pragma once
 
 #include <filesystem>
-#include <functional>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +28,9 @@ inline constexpr std::string_view kPartialMarkerFile = ".gpumux-partial";
 /// starting with '.', at most 128 bytes (the temporary folder's name adds up to ~110 more and
 /// must stay under the 255-byte limit). So never "", ".", ".." or anything with a '/'.
 [[nodiscard]] bool is_safe_result_name(std::string_view name);
+/// The rule above in words, for messages: "'x' must be " + kSafeResultNameRule.
+inline constexpr std::string_view kSafeResultNameRule =
+    "letters, digits, '_', '-' or '.', not start with '.', at most 128 characters";
 
 /// What is at a path where results should go.
 enum class ResultDirState {
@@ -72,42 +71,5 @@ void check_result_target(const std::filesystem::path& abs_dir,
 /// whose pid is gone, and only the files that marker lists. An earlier result set aside by an
 /// unfinished replace is put back if its place is empty. Returns how many folders were removed.
 std::size_t remove_stale_temporaries(const std::filesystem::path& abs_dir);
-
-/// Writes one run's result folder. The constructor runs before the simulation: it checks the
-/// target (check_result_target), creates the parents, cleans stale temporaries and creates the
-/// temporary folder, so an unwritable place fails before anything runs (exit 2). Files are then
-/// written into the temporary folder; commit() syncs, writes the marker and renames. A writer
-/// destroyed without commit() removes its temporary folder.
-class ResultWriter {
- public:
-  ResultWriter(std::filesystem::path abs_dir, std::filesystem::path repo_root, std::string origin,
-               bool replace);
-  ~ResultWriter();
-  ResultWriter(const ResultWriter&) = delete;
-  ResultWriter& operator=(const ResultWriter&) = delete;
-
-  [[nodiscard]] const std::filesystem::path& final_dir() const noexcept { return dir_; }
-  [[nodiscard]] const std::filesystem::path& temporary_dir() const noexcept { return tmp_; }
-
-  /// Writes `name` (a plain file name) through `fill`, then flushes and fsyncs it. A write
-  /// error (full disk, file too large, I/O error) throws gpumux::Error naming the file, the
-  /// system's reason and `origin`.
-  void write(const std::string& name, const std::function<void(std::ostream&)>& fill);
-  void write(const std::string& name, std::string_view content);
-
-  /// Writes the marker (with `identity` merged in, e.g. the config fingerprint) last, syncs the
-  /// folder and moves it under its final name, replacing an earlier gpumux result if allowed.
-  void commit(const nlohmann::json& identity);
-
- private:
-  std::filesystem::path dir_;
-  std::filesystem::path repo_root_;
-  std::filesystem::path tmp_;
-  std::string origin_;
-  bool replace_;
-  bool committed_ = false;
-  int lock_fd_ = -1;  ///< the partial marker, open and flock()ed while the writer lives
-  std::vector<std::string> files_;
-};
 
 }  // namespace gpumux

@@ -1,0 +1,60 @@
+// Writing one run's result folder so that it appears under its final name only when complete:
+// a temporary folder beside the target, every file synced, the ownership marker last, then one
+// rename (or one atomic exchange with an earlier gpumux result). See result_dir.hpp for the
+// rules on where results may go and what may be replaced.
+//
+// Thread rules: a ResultWriter belongs to one thread; different writers (sweep points) may
+// run concurrently on different folders.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/result_dir.hpp"
+
+namespace gpumux {
+
+/// Writes one run's result folder. The constructor runs before the simulation: it checks the
+/// target (check_result_target), creates the parents, cleans stale temporaries and creates the
+/// temporary folder, so an unwritable place fails before anything runs (exit 2). Files are then
+/// written into the temporary folder; commit() syncs, writes the marker and renames. A writer
+/// destroyed without commit() removes its temporary folder.
+class ResultWriter {
+ public:
+  ResultWriter(std::filesystem::path abs_dir, std::filesystem::path repo_root, std::string origin,
+               bool replace);
+  ~ResultWriter();
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& final_dir() const noexcept { return dir_; }
+  [[nodiscard]] const std::filesystem::path& temporary_dir() const noexcept { return tmp_; }
+
+  /// Writes `name` (a plain file name) through `fill`, then flushes and fsyncs it. A write
+  /// error (full disk, file too large, I/O error) throws gpumux::Error naming the file, the
+  /// system's reason and `origin`.
+  void write(const std::string& name, const std::function<void(std::ostream&)>& fill);
+  void write(const std::string& name, std::string_view content);
+
+  /// Writes the marker (with `identity` merged in, e.g. the config fingerprint) last, syncs the
+  /// folder and moves it under its final name, replacing an earlier gpumux result if allowed.
+  void commit(const nlohmann::json& identity);
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path repo_root_;
+  std::filesystem::path tmp_;
+  std::string origin_;
+  bool replace_;
+  bool committed_ = false;
+  int lock_fd_ = -1;  ///< the partial marker, open and flock()ed while the writer lives
+  std::vector<std::string> files_;
+};
+
+}  // namespace gpumux
