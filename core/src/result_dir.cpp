@@ -272,11 +272,23 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
       return;
     case ResultDirState::NotADirectory:
       refuse(origin, abs_dir, "exists and is not a folder; gpumux will not replace it");
-    case ResultDirState::Foreign:
+    case ResultDirState::Foreign: {
+      // A sweep's folder (gpumux results one level down) is gpumux's too, but not one run's
+      // to replace: say so rather than calling its points someone else's files.
+      const bool all_results =
+          !info.marker && std::all_of(info.foreign.begin(), info.foreign.end(), [&](const auto& f) {
+            return inspect_result_dir(abs_dir / f).state == ResultDirState::GpumuxResult;
+          });
+      if (all_results) {
+        refuse(origin, abs_dir,
+               "holds a sweep's results (" + list() +
+                   "), which a run does not replace; give the run its own folder (--out DIR)");
+      }
       refuse(origin, abs_dir,
              "exists and holds files gpumux did not write (" + list() +
                  "); gpumux replaces only its own result folders: move them or choose another "
                  "folder");
+    }
     case ResultDirState::GpumuxResult:
       if (!replace) {
         refuse(origin, abs_dir, "holds an earlier gpumux result; pass --force to replace it");

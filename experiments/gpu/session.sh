@@ -70,7 +70,7 @@ switch() {
   for p in sim cuda; do
     timeout 120 "$GPUMUX" run experiments/configs/default.json --set platform=$p --set policy.name=pipeswitch \
       --set "devices.0.profile=$PROFILE.calibrated" --set horizon_s=10 --set trace=false \
-      --out "results/switch-$p" || return 1
+      --out "results/switch-$p" --force || return 1
     cp "results/switch-$p/summary.json" "$OUT/switch-summary-$p.json"
     cp "results/switch-$p/run.json" "$OUT/switch-run-$p.json"
   done

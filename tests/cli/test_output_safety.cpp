@@ -212,6 +212,11 @@ TEST_CASE("a sweep re-runs a point whose config or --set changed instead of skip
   CHECK(slurp(out / "p" / "summary.json") == theirs);
   CHECK(gpumux(cmd + " --force").exit_code == 0);
 
+  // A run aimed at the sweep's own folder is refused, and told why.
+  expect_refused(gpumux("run '" + base.string() + "' --out '" + out.string() + "' --force"),
+                 {"--out", "holds a sweep's results (p)", "its own folder"});
+  CHECK(fs::exists(out / "p" / "summary.json"));
+
   // A point folder a user filled by hand is refused before any point runs.
   fs::remove_all(out / "p");
   write("resume/p/mine.txt", "x");
