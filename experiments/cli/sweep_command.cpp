@@ -42,8 +42,7 @@ struct Point {
 
 // The sweep's results root: path rules as for a run's folder, and it may hold only what a
 // sweep puts there (gpumux result folders, empty folders, gpumux temporaries), so `--out` on a
-// folder of user files is refused. Created here, before any point runs, so an unwritable place
-// is reported as bad input (exit 2) naming the option.
+// folder of user files is refused.
 void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std::string& origin,
                       const std::vector<SweepPoint>& points) {
   check_result_path(out, repo_root, origin);
@@ -76,9 +75,6 @@ void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std:
     throw UsageError(origin + ": " + out.string() + ": holds files gpumux did not write (" + list +
                      "); a sweep's folder holds only its points: choose another folder");
   }
-  fs::create_directories(out, ec);
-  if (ec)
-    throw UsageError(origin + ": " + out.string() + ": cannot create the folder: " + ec.message());
 }
 
 }  // namespace
@@ -138,6 +134,14 @@ int sweep_command(const SweepArgs& args) {
       p.why = "new";
     }
     points.push_back(std::move(p));
+  }
+
+  // Created once every point checked out, before any runs: an unwritable place is bad input
+  // (exit 2) naming the option, and bad input elsewhere leaves no folder behind.
+  fs::create_directories(out_abs, ec);
+  if (ec) {
+    throw UsageError(origin + ": " + out_abs.string() +
+                     ": cannot create the folder: " + ec.message());
   }
 
   std::atomic<std::size_t> next{0};

@@ -137,6 +137,13 @@ TEST_CASE("sweep names and labels cannot leave the results folder or collide", "
     const fs::path f = sweep("sw2.json", R"("name": "s", "grid": {"description": ["a b", "a_b"]})");
     expect_refused(gpumux("sweep '" + f.string() + "'"), {"sw2.json: grid", "'a_b'"});
   }
+  SECTION("a base config that cannot be read leaves no folder behind") {
+    const fs::path f = write("sw4.json", R"({"name": "s", "base": "/nonexistent/base.json",
+                                            "out_dir": ")" +
+                                             root.string() + R"(", "runs": [{"label": "a"}]})");
+    expect_refused(gpumux("sweep '" + f.string() + "'"),
+                   {"/nonexistent/base.json", "cannot open file"});
+  }
   SECTION("a run label of ..") {
     const fs::path f = sweep("sw3.json", R"("name": "s", "runs": [{"label": ".."}])");
     expect_refused(gpumux("sweep '" + f.string() + "'"), {"sw3.json: runs[0].label", "'..'"});
