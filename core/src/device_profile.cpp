@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -282,12 +283,7 @@ DeviceProfile parse_device_profile_text(std::string_view text, const std::string
 
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
   const std::string name = file.string();
-  const nlohmann::json doc = read_json_file(file);
-  try {
-    return parse_profile(doc, name);
-  } catch (const ConfigError& e) {
-    rethrow_as_trace(e, name);
-  }
+  return parse_device_profile_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace), name);
 }
 
 std::vector<std::string> device_profile_names(const std::filesystem::path& directory) {

@@ -329,12 +329,6 @@ std::optional<Json> parse_json_if_json(std::string_view text, const std::string&
   return parse_strict(text, file, where, kind, false);
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  const std::string text = read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace);
-  return parse_json_text(text, name, "", InputKind::Trace);
-}
-
 void rethrow_as_trace(const ConfigError& e, const std::string& file) {
   std::string msg = e.what();
   const std::string prefix = file + ": ";

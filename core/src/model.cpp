@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -296,12 +297,7 @@ Model parse_model_text(std::string_view text, const std::string& file) {
 
 Model load_model(const std::filesystem::path& file) {
   const std::string name = file.string();
-  const nlohmann::json doc = read_json_file(file);
-  try {
-    return parse_model(doc, name);
-  } catch (const ConfigError& e) {
-    rethrow_as_trace(e, name);
-  }
+  return parse_model_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace), name);
 }
 
 ModelCatalog::ModelCatalog(std::filesystem::path directory) : directory_(std::move(directory)) {}

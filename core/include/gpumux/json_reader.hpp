@@ -83,9 +83,6 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
                                                                const std::string& where,
                                                                InputKind kind);
 
-/// Reads (at most kMaxDocumentBytes, regular files only) and parses a JSON data file (model,
-/// device profile); throws TraceError naming the file when it cannot be opened or parsed.
-[[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& file);
 
 /// Re-throws a ConfigError raised while reading a data file as a TraceError naming the file.
 [[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file);
