@@ -283,7 +283,8 @@ DeviceProfile parse_device_profile_text(std::string_view text, const std::string
 
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
   const std::string name = file.string();
-  return parse_device_profile_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace), name);
+  return parse_device_profile_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace),
+                                   name);
 }
 
 std::vector<std::string> device_profile_names(const std::filesystem::path& directory) {
