@@ -263,6 +263,18 @@ SWITCHFLOW_A = 'SwitchFlow server A (seeds-dossier.md section 2.5 [S]): GTX 1080
 PASCAL_SLICE = ('assumption: the Volta+ default (1024 us, [CODE] %s section 2.6) also for Pascal, whose driver '
                 'code is not in the open kernel modules; Tegra nvgpu uses the same 1024 us default' % PA)
 
+IA = 'interference-anchors.md'  # shared/papers/interference-anchors.md, the project's co-location anchor document
+A100_DS = ('[DS] NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column '
+           '(https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet.pdf, '
+           'as recalled)')
+AMPERE_WP = ('NVIDIA A100 Tensor Core GPU architecture whitepaper (https://images.nvidia.com/aem-dam/en-zz/Solutions/'
+             'data-center/nvidia-ampere-architecture-whitepaper.pdf, as recalled)')
+DGX_A100_BW = ('bandwidthTest (cuda-samples v11.4, pinned) on a DGX A100 (A100-SXM4-80GB, PCIe 4.0 host link), public '
+               'notes by gengwg (%s section 4.8)' % IA)
+GCP_A2_GEN3 = ('CAVEAT [R]: GCP A2 VMs are recalled to run on Intel Cascade Lake hosts, whose root ports are PCIe 3.0; '
+               'if so, the a2-highgpu-1g host link is Gen3-limited like the A100-SXM4-40GB cloud VM of %s section 1.2 '
+               '(bandwidthTest H2D 12.3 / D2H 13.2 GB/s [M-ext]); re-check on the VM' % PA)
+
 
 def devices():
     out = []
@@ -338,6 +350,43 @@ def devices():
              (365.0, '[M-ext] NVLink P2P unidirectional 365-394 GB/s (p2pBandwidthLatencyTest on an 8 x H100 HGX '
                      'node, %s section 1.1); lower end. Applies to an HGX node; the project\'s VM has one GPU' % PA)),
         {}))
+    # ---------------- A100-SXM4-40GB (GCP a2-highgpu-1g) ----------------
+    p = profile_gpu(
+        'a100-sxm4-40gb', 'NVIDIA A100-SXM4-40GB, PCIe 4.0 x16 host link (GCP a2-highgpu-1g)',
+        (40 * GIB, A100_DS + ': 40 GB HBM2, taken as 40 GiB (HBM2 stacks come in binary sizes); the driver and ECC '
+                   'reserve part of it, not modelled. a2-highgpu-1g = 1 x A100-SXM4-40GB (%s section 2.1)' % IA),
+        (108, '[DS] ' + AMPERE_WP + ': A100 has 108 SMs (6912 FP32 cores, 432 tensor cores); ' + A100_DS[5:]),
+        {'fp32': (19.5, A100_DS + ': FP32 19.5 TFLOPS (6912 cores x 2 x 1.41 GHz boost)'),
+         'tf32': (156, A100_DS + ': TF32 tensor 156 TFLOPS dense (312 with 2:4 sparsity)'),
+         'fp16': (312, A100_DS + ': FP16 tensor 312 TFLOPS dense (624 with 2:4 sparsity)'),
+         'bf16': (312, A100_DS + ': BF16 tensor 312 TFLOPS dense (624 with 2:4 sparsity)')},
+        (1555, A100_DS + ': HBM2 1,555 GB/s (the 80 GB HBM2e part has 2,039 GB/s)'),
+        MEM_EFF_GUESS,
+        EFF_V100,
+        ('assumption: the V100 fp32 fit transferred, as for the h100-sxm profile (' + SRC_EFF_V100[6:] + '). '
+         '%s holds no FP32 ResNet-50 or BERT measurement of an A100: its A100 numbers are NGC ResNet-50 training on '
+         'an A100 80GB (HBM2e, 2,039 GB/s) at TF32 938 / AMP 2,470 img/s (section 4.3) and Triton client-observed '
+         'latencies of an A100 80GB (section 4.2), i.e. another memory system and tensor-core precisions, which '
+         'this fp32-calibrated value cannot take (the TF32 938 img/s would need 1.61 > 1 of the fp32 peak; against '
+         'the tensor peaks they fit 0.18 TF32 / 0.26 FP16, README). Not fitted to Tally\'s A100-40GB BERT-base results (%s section 2.1): held out for validation'
+         % (PA, IA)),
+        link((25.7, '[M-ext] H2D 25.7 GB/s, ' + DGX_A100_BW + '; cross-checks: nvbandwidth host_to_device_memcpy_sm '
+                    '25.13 GB/s on an A100-SXM4-40GB and BaM "peak x16 PCIe Gen4 is 25GBps" on A100 (%s section '
+                    '1.2). ' % PA + GCP_A2_GEN3),
+             (25.8, '[M-ext] D2H 25.8 GB/s, ' + DGX_A100_BW + '. ' + GCP_A2_GEN3),
+             (6000, '[M-ext] 5-7 us per cudaMemcpyAsync call on recent drivers (DualPath, %s section 1.3); midpoint, '
+                    'as in h100-sxm; no A100-specific per-copy number' % PA),
+             (0.40, '[D] pageable / pinned in the same DGX A100 bandwidthTest: H2D 10.0 / 25.7 = 0.389, D2H 10.8 / 25.8 '
+                    '= 0.419 [M-ext] (%s section 4.8); mean 0.40 (a Dell A100 80GB PCIe host gives 0.19 / 0.35, '
+                    'section 4.8 reads 0.2-0.4 for PCIe 4 hosts)' % IA),
+             (25.7, 'assumption: a2-highgpu-1g has a single GPU; a GPU-to-GPU copy would be staged through host '
+                    'memory, bounded by the slower direction, min(h2d, d2h)')),
+        {})
+    p['sources']['sharing.timeslice_ns'] += ('; the GV100 HAL is used for every chip except T234D/T264D, so the '
+                                             'default also holds for Ampere (%s section 1.4 [CODE])' % IA)
+    p['sources']['sharing.context_switch_ns'] += ('; %s section 6 recommends the same 50 us (range 20-200 us, '
+                                                  'unmeasured on A100, section 1.4)' % IA)
+    out.append(p)
     # ---------------- GTX 1080 Ti (SwitchFlow server A) ----------------
     p = profile_gpu(
         'gtx1080ti', 'NVIDIA GeForce GTX 1080 Ti 11GB, PCIe 3.0 x16 host link (SwitchFlow server A)',
