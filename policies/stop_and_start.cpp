@@ -1,7 +1,10 @@
 // stop_and_start: every switch kills the running job's process and cold-starts the next one:
 // process start + context creation + whole-model transfer, then compute. Inference requests
 // preempt training; when no request is left, training is cold-started again (its unfinished
-// iteration is lost with the killed process).
+// iteration is lost with the killed process). That restart waits for the arrivals of the same
+// instant (a zero-delay timer, as pipeswitch.cpp does): a closed-loop client's next request
+// arrives at the very time the previous one ends and finds its own process still there, instead
+// of killing a training process that was started for 0 ns and cold-starting itself again.
 //
 // Faithfulness notes (PipeSwitch OSDI'20 §2/§6, baseline "Stop-and-start"; the artifact's
 // kill_restart/kill_restart.py): kill the worker, spawn a process, import the model, move it
@@ -48,6 +51,20 @@ class StopAndStart final : public Policy {
       keep_busy(ctx, job, compute_, 1);  // same model: its process stays
       return;
     }
+    const auto next = next_target(ctx);
+    if (!requests_.empty()) {
+      switch_to(ctx, next);  // another service's request: switch now
+      return;
+    }
+    // No request pending: decide once this instant's arrivals are in.
+    if (!decide_pending_) {
+      decide_pending_ = true;
+      ctx.set_timer(0, kDecideTag);
+    }
+  }
+  void on_timer(Context& ctx, TimerId, std::uint64_t tag) override {
+    if (tag != kDecideTag) return;
+    decide_pending_ = false;
     if (const auto next = next_target(ctx)) switch_to(ctx, next);
   }
   void on_job_finish(Context& ctx, JobId job) override {
@@ -82,7 +99,10 @@ class StopAndStart final : public Policy {
     keep_busy(ctx, *target, compute_, ctx.job(*target).training() ? 2 : 1);
   }
 
+  static constexpr std::uint64_t kDecideTag = 1;
+
   bool per_tensor_malloc_ = false;
+  bool decide_pending_ = false;  // a zero-delay decision timer is set
   std::optional<JobId> active_;
   StreamId compute_{}, copy_{};
   std::deque<JobId> requests_;  // one entry per pending request, FIFO
