@@ -67,6 +67,18 @@ DurationNs DeviceProfile::malloc_ns(std::uint64_t bytes) const noexcept {
   return saturating_add(malloc_base_ns, capped);
 }
 
+DurationNs DeviceProfile::model_build_ns(const Model& model) const noexcept {
+  // Construction: base + per_mparam x params / 10^6; the read: bytes / (GB/s = bytes per ns).
+  const long double construct = static_cast<long double>(construct_per_mparam_ns) *
+                                static_cast<long double>(model.params()) / 1e6L;
+  const long double read = weight_read_gbps > 0 ? static_cast<long double>(model.weight_bytes()) /
+                                                      static_cast<long double>(weight_read_gbps)
+                                                : 0.0L;
+  const long double total = static_cast<long double>(construct_base_ns) + construct + read;
+  if (!(total < static_cast<long double>(kMaxDurationNs))) return kMaxDurationNs;
+  return static_cast<DurationNs>(std::llround(static_cast<double>(total)));
+}
+
 namespace {
 
 constexpr const char* kKindKeys[kLayerKinds] = {"conv",      "linear",    "norm",       "pool",
@@ -202,7 +214,12 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   link.finish();
 
   JsonReader rt = r.object("runtime");
-  p.process_start_ns = duration(rt, "process_start_ns");
+  if (rt.has("process_start_ns")) {
+    rt.fail("process_start_ns",
+            "replaced by interpreter_start_ns + framework_import_ns + library_init_ns and the "
+            "model-dependent construct_base_ns, construct_per_mparam_ns, weight_read_gbps "
+            "(traces/formats.md)");
+  }
   p.context_create_ns = duration(rt, "context_create_ns");
   p.stream_create_ns = duration(rt, "stream_create_ns");
   p.malloc_base_ns = duration(rt, "malloc_base_ns");
@@ -210,6 +227,15 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   p.free_ns = duration(rt, "free_ns");
   p.event_ns = duration(rt, "event_ns");
   p.pin_per_gib_ns = duration(rt, "pin_per_gib_ns");
+  p.interpreter_start_ns = duration(rt, "interpreter_start_ns");
+  p.framework_import_ns = duration(rt, "framework_import_ns");
+  p.library_init_ns = duration(rt, "library_init_ns");
+  p.construct_base_ns = duration(rt, "construct_base_ns");
+  p.construct_per_mparam_ns = duration(rt, "construct_per_mparam_ns");
+  // 0: building a model reads no weights (random initialisation).
+  p.weight_read_gbps = gbps(rt, "weight_read_gbps", true);
+  p.process_reap_ns = duration(rt, "process_reap_ns");
+  p.process_start_ns = p.interpreter_start_ns + p.framework_import_ns + p.library_init_ns;
   rt.finish();
 
   JsonReader sharing = r.object("sharing");

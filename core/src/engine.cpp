@@ -167,7 +167,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   [[nodiscard]] std::mt19937_64& rng() noexcept override { return rng_; }
 
   // Context: commands
-  ContextId create_context(DeviceId device, ContextOptions options, ContextStart start) override;
+  ContextId create_context(DeviceId device, ContextOptions options, ContextStart start,
+                           std::optional<JobId> build) override;
   StreamId create_stream(ContextId ctx, StreamOptions options) override;
   OpHandle dispatch(JobId job, StreamId stream, DispatchOptions options) override;
   OpHandle load(JobId job, StreamId copy_stream, LayerRange range, LoadOptions options) override;
@@ -1133,13 +1134,35 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
 std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   JobState& s = active_job(job, "preempt");
   std::size_t n = 0;
-  for (Device* d : devices_) n += mode == PreemptMode::Kill ? d->abort(job) : d->drop_pending(job);
-  if (mode == PreemptMode::Kill) {
-    // The process died: its device memory is gone and the unit in progress is lost.
+  const bool aborting = mode != PreemptMode::DropQueued;
+  for (Device* d : devices_) n += aborting ? d->abort(job) : d->drop_pending(job);
+  if (aborting) {
+    // The task is gone: its device memory and the unit in progress are lost. A killed
+    // process's memory stays allocated until the process is reaped (interference-anchors
+    // §4.6): the job's layers are absent at once, the pool gets the memory back later.
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       const DeviceId dev{static_cast<std::uint16_t>(d)};
-      release_activations(s, dev);
-      release_weights(s, dev);
+      const DurationNs reap =
+          mode == PreemptMode::Kill && is_gpu(dev) ? devices_[d]->profile().process_reap_ns : 0;
+      if (reap == 0) {
+        release_activations(s, dev);
+        release_weights(s, dev);
+        continue;
+      }
+      auto& res = s.residency[d];
+      std::vector<Allocation> held;
+      for (const Allocation& a : res.allocations) {
+        if (a.valid()) held.push_back(a);
+      }
+      if (res.activations.valid()) held.push_back(res.activations);
+      res.activations = Allocation{};
+      res.allocations.clear();
+      res.bytes = 0;
+      res.reset(res.layers.size(), Residency::Absent);
+      if (held.empty()) continue;
+      runtime_.schedule_after(reap, [this, job, dev, held = std::move(held)] {
+        for (const Allocation& a : held) release(states_[index_of(job)], dev, a, "reaped");
+      });
     }
     s.dispatched = Cursor{s.completed.unit, Pass::Forward, 0};
     s.completed = s.dispatched;
@@ -1162,7 +1185,9 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   e.kind = EventKind::Preempt;
   e.job = raw(job);
   e.a = static_cast<std::int64_t>(n);
-  e.label = log_.intern(mode == PreemptMode::Kill ? "kill" : "drop_queued");
+  e.label = log_.intern(mode == PreemptMode::Kill      ? "kill"
+                        : mode == PreemptMode::Discard ? "discard"
+                                                       : "drop_queued");
   emit(e);
   return n;
 }
@@ -1185,15 +1210,27 @@ OpHandle EngineImpl::delay(JobId job, StreamId stream, DurationNs duration_ns) {
   return OpHandle{id, true};
 }
 
-ContextId EngineImpl::create_context(DeviceId device, ContextOptions options, ContextStart start) {
+ContextId EngineImpl::create_context(DeviceId device, ContextOptions options, ContextStart start,
+                                     std::optional<JobId> build) {
   check_device(device, "create_context");
+  if (build) {
+    check_job(*build, "create_context");
+    if (start != ContextStart::ColdProcess) {
+      fail("create_context",
+           "only a cold process builds a job's model (ContextStart::ColdProcess)");
+    }
+  }
   const ContextId id{static_cast<std::uint32_t>(contexts_.size())};
   contexts_.push_back({device, options, {}, false});
   devices_[index_of(device)]->add_context(id, options);
   const DeviceProfile& p = devices_[index_of(device)]->profile();
   DurationNs cost = 0;
   if (start == ContextStart::NewContext) cost = p.context_create_ns;
-  if (start == ContextStart::ColdProcess) cost = p.process_start_ns + p.context_create_ns;
+  if (start == ContextStart::ColdProcess) {
+    // Interpreter + framework import + library init, the context, then the job's model.
+    cost = saturating_add(p.process_start_ns, p.context_create_ns);
+    if (build) cost = saturating_add(cost, p.model_build_ns(*states_[index_of(*build)].model));
+  }
   Event e;
   e.kind = EventKind::ContextCreate;
   e.device = raw(device);

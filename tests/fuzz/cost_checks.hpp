@@ -42,6 +42,8 @@ inline void check_costs(const Model& model, const DeviceProfile& profile) {
     }
   }
   check_duration(profile.malloc_ns(std::numeric_limits<std::uint64_t>::max()), "malloc_ns");
+  check_duration(profile.model_build_ns(model), "model_build_ns");
+  check_duration(profile.process_start_ns, "process_start_ns");
 }
 
 }  // namespace gpumux::fuzz

@@ -8,6 +8,7 @@
 
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/model.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;
@@ -121,6 +122,54 @@ TEST_CASE("Profile errors name the key path", "[device_profile]") {
   SECTION("calibrated times are non-negative") {
     doc["calibrated"] = {{"tiny", {{"8", {{"forward_ns", {1, -2}}}}}}};
     CHECK_THAT(load_error(doc), Contains("calibrated.tiny.8.forward_ns: element 1"));
+  }
+}
+
+TEST_CASE("Process start is composed from sourced parts and scales with the model",
+          "[device_profile]") {
+  const auto dir = fx::make_temp_dir("profile_start");
+  fx::write_file(dir / "gpu-x.json", fx::profile_json("gpu-x").dump());
+  const auto p = gpumux::find_device_profile(dir, "gpu-x");
+  // interpreter 50 ms + import 1 s + library init 0.95 s; the context (80 ms) is separate.
+  CHECK(p.process_start_ns == 2'000'000'000);
+  CHECK(p.process_reap_ns == 300'000'000);
+  // A model of 2,000,000 parameters and 8 MB of weights: construction 100 ms + 2 x 15 ms,
+  // the read 8e6 B / 2 GB/s = 4 ms.
+  const auto model = gpumux::parse_model_text(R"({
+    "name": "m2", "display_name": "two million", "source": "unit test", "domain": "vision",
+    "input_shape": [1], "dtype_bytes": 4,
+    "totals": {"params": 2000000, "buffers": 0, "weight_bytes": 8000000,
+               "fwd_macs_per_sample": 1, "layers": 1},
+    "layers": [{"name": "fc", "kind": "linear", "params": 2000000, "buffers": 0, "tensors": 2,
+                "weight_bytes": 8000000, "input_bytes": 4, "output_bytes": 4, "fwd_flops": 2,
+                "bwd_flops": 4, "gemms": [{"m": 1, "n": 1, "k": 1, "count": 1}]}],
+    "groupings": {}})",
+                                              "m2.json");
+  CHECK(p.model_build_ns(model) == 100'000'000 + 30'000'000 + 4'000'000);
+}
+
+TEST_CASE("Process-start keys are validated", "[device_profile]") {
+  auto doc = fx::profile_json("p");
+  SECTION("the old single key names its replacements") {
+    doc["runtime"]["process_start_ns"] = 2652300000;
+    CHECK_THAT(load_error(doc), Contains("runtime.process_start_ns: replaced by "
+                                         "interpreter_start_ns + framework_import_ns"));
+  }
+  SECTION("each part is required") {
+    doc["runtime"].erase("construct_per_mparam_ns");
+    CHECK_THAT(load_error(doc), Equals("runtime.construct_per_mparam_ns: missing required key"));
+  }
+  SECTION("negative reap") {
+    doc["runtime"]["process_reap_ns"] = -5;
+    CHECK_THAT(load_error(doc), Contains("runtime.process_reap_ns: must be >= 0"));
+  }
+  SECTION("weight read bandwidth in range") {
+    doc["runtime"]["weight_read_gbps"] = 1e9;
+    CHECK_THAT(load_error(doc), Contains("runtime.weight_read_gbps: out of range"));
+  }
+  SECTION("no weight read is allowed") {
+    doc["runtime"]["weight_read_gbps"] = 0;
+    CHECK_THAT(load_error(doc), Equals("(no error)"));
   }
 }
 

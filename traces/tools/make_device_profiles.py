@@ -96,14 +96,6 @@ GPU_LAUNCH = (5000, '[M-ext] 4-6 us per kernel launch, CUDA 13 / driver 580 (%s 
                     'framework_overhead_ns, not here' % PA)
 
 GPU_RUNTIME = {
-    'process_start_ns': (2652300000,
-                         'assumption (composed, no public end-to-end anchor that is not a held-out PipeSwitch '
-                         'result): Python interpreter start 18 ms [M-here, median of 20 runs of python3 -c pass] '
-                         '+ framework import 1.5 s [R: import torch of a CUDA build takes about 1-2 s] '
-                         '+ CUDA context creation and module load 84.3 ms (context_create_ns) '
-                         '+ model construction, initialisation and first-use warm-up 1.05 s [R: order of 1 s '
-                         'for a ResNet-152-sized model in an eager framework]; to be replaced by a measurement '
-                         '(%s section 8 item 4)' % PA),
     'context_create_ns': (84300000,
                           '[D] 15.8 ms context creation + 68.5 ms cuModuleLoadDataEx in one nsys profile, both '
                           '[M-ext] (%s section 2.1); with lazy module loading (the default of recent CUDA) '
@@ -123,6 +115,42 @@ GPU_RUNTIME = {
                        'sync (same order as cudaDeviceSynchronize 5.4 us [M-ext])' % PA),
     'pin_per_gib_ns': (1073741824, '[D] page-locking runs at about 1 GB/s, i.e. ~1 ms per MB (%s section 1.5, '
                                    'summary table) => 2^30 B / 1e9 B/s = 1.074 s per GiB' % PA),
+}
+
+# Process start (issue 10): a cold worker = interpreter + framework import + first-kernel library init + CUDA
+# context (context_create_ns); building a model adds construction (base + per 10^6 parameters) and the weight read.
+IA_DOC = 'interference-anchors.md'  # shared/papers/interference-anchors.md
+PROCESS_START = {
+    'interpreter_start_ns': (59000000, '[M-here] a bare Python child started with multiprocessing (spawn) sends its '
+                                       'first message after 59 ms, CPython 3.11, 2-core VM (%s section 4.5)' % IA_DOC),
+    'framework_import_ns': (1000000000, '[S]+[M-here] import torch: 0.75 s (PyTorch CI, pytorch#56041), 1.12 s (2022 '
+                                        'workstation, furiosa-models#108), 1.91-1.93 s (PyTorch 1.13, 2-core VM) '
+                                        '(%s section 4.5); 1.0 s, the default of its section 6 (range 0.75-1.9 s)'
+                                        % IA_DOC),
+    'construct_base_ns': (100000000, '[D] fixed part of t_construct = 0.1 s + 15 ms x params/10^6, fitted in %s '
+                                     'section 4.5 to torchvision 0.14 random-init construction on the 2-core VM '
+                                     '[M-here]: ResNet-50 0.44-0.45 s, ResNet-101 0.70-0.78 s, ResNet-152 0.89-1.02 '
+                                     's, VGG-16 2.04-2.11 s' % IA_DOC),
+    'construct_per_mparam_ns': (15000000, '[D] 15 ms per 10^6 parameters (about 60 M parameters/s of default '
+                                          'initialisation; the fit gives 15-18 ms), same fit and measurements as '
+                                          'construct_base_ns (%s section 4.5)' % IA_DOC),
+    'weight_read_gbps': (1.3, '[M-here] torch.load of a state dict from a warm page cache on the 2-core VM: VGG-16 '
+                              '553 MB in 430 ms = 1.29 GB/s, ResNets 70-120 ms (%s section 4.5); the slower, '
+                              'larger-model rate. The stop-and-start baseline loads pretrained weights '
+                              '(torch.hub.load(..., pretrained=True), section 5)' % IA_DOC),
+}
+GPU_PROCESS = {
+    'library_init_ns': (1000000000, '[S] the first kernel of a process initialises cuDNN/cuBLAS and loads modules: '
+                                    'the first cuML handle took 3,822 ms including the context, later handles '
+                                    '5.4-5.7 ms (NVIDIA/cuml#1473); a fresh ONNX Runtime CUDA session\'s first '
+                                    'inference 1.3-3.0 s (onnxruntime#17711, #9667) (%s section 4.5); 1 s, the '
+                                    'default of its section 6. Context creation itself is context_create_ns'
+                                    % IA_DOC),
+    'process_reap_ns': (300000000, '[S]+[R] SIGKILL returns at once (0.01 s) while the process\'s device memory '
+                                   'stays allocated until it is reaped and its /dev/nvidia* files close '
+                                   '(sgl-project/sglang#36589, #32829, #37485; tens of seconds to minutes in bad '
+                                   'cases with large pinned buffers) (%s section 4.6); section 6 gives 0.1-1 s for '
+                                   'a typical teardown [R]: 0.3 s, the geometric middle of that range' % IA_DOC),
 }
 
 SHARING_GPU = {
@@ -178,7 +206,7 @@ def profile_gpu(name, display, mem, sm, peaks, bw, mem_eff, eff, eff_src, lnk, e
     s.update(ksrc)
     p['link'], lsrc = lnk
     s.update(lsrc)
-    for k, (v, src) in GPU_RUNTIME.items():
+    for k, (v, src) in list(GPU_RUNTIME.items()) + list(PROCESS_START.items()) + list(GPU_PROCESS.items()):
         p['runtime'][k] = v
         s['runtime.' + k] = src
     for k, (v, src) in SHARING_GPU.items():
@@ -188,8 +216,7 @@ def profile_gpu(name, display, mem, sm, peaks, bw, mem_eff, eff, eff_src, lnk, e
     return p
 
 
-def profile_cpu(name, display, mem, cores, fp32, bw, mem_eff, conv_eff, conv_src, lin_eff, lin_src,
-                process_start, launch):
+def profile_cpu(name, display, mem, cores, fp32, bw, mem_eff, conv_eff, conv_src, lin_eff, lin_src, launch):
     p = {
         'name': name, 'display_name': display, 'kind': 'cpu', 'memory_bytes': mem[0], 'sm_count': cores[0],
         'compute': {'fp32_tflops': fp32[0], 'tf32_tflops': 0, 'fp16_tflops': 0, 'bf16_tflops': 0,
@@ -198,9 +225,9 @@ def profile_cpu(name, display, mem, cores, fp32, bw, mem_eff, conv_eff, conv_src
         'kernels': None,
         'link': {'h2d_gbps': 0, 'd2h_gbps': 0, 'h2d_latency_ns': 0, 'd2h_latency_ns': 0, 'pageable_factor': 0,
                  'peer_gbps': 0},
-        'runtime': {'process_start_ns': process_start[0], 'context_create_ns': 0, 'stream_create_ns': 0,
+        'runtime': {'context_create_ns': 0, 'stream_create_ns': 0,
                     'malloc_base_ns': 0, 'malloc_per_gib_ns': 0, 'free_ns': 0, 'event_ns': 0,
-                    'pin_per_gib_ns': 0},
+                    'pin_per_gib_ns': 0, 'library_init_ns': 0, 'process_reap_ns': 0},
         'sharing': {'timeslice_ns': 0, 'context_switch_ns': 0, 'mps_efficiency': 1.0,
                     'concurrent_efficiency': 1.0},
         'sources': {}}
@@ -227,7 +254,11 @@ def profile_cpu(name, display, mem, cores, fp32, bw, mem_eff, conv_eff, conv_src
         s['link.' + k] = na
     for k in p['runtime']:
         s['runtime.' + k] = na
-    s['runtime.process_start_ns'] = process_start[1]
+    s['runtime.library_init_ns'] = na + ': no CUDA libraries; MKL/oneDNN initialisation is assumed negligible'
+    s['runtime.process_reap_ns'] = na + ': gpumux tracks no host memory, so nothing waits for the reap'
+    for k, (v, src) in PROCESS_START.items():  # a CPU worker starts and builds its model like a GPU one
+        p['runtime'][k] = v
+        s['runtime.' + k] = src
     s['sharing.timeslice_ns'] = 'no GPU time slicing on a CPU device (0 by the schema convention)'
     s['sharing.context_switch_ns'] = na
     s['sharing.mps_efficiency'] = na + ' (1.0 = no derating)'
@@ -458,9 +489,6 @@ def devices():
                     'a lower licence frequency, and framework integration adds reorders')
     cpu_lin_src = ('assumption informed by [R] Intel MKL SGEMM benchmark pages: large fp32 GEMMs reach roughly '
                    '80-90% of peak; discounted to 0.7 for the same clock reason as conv')
-    cpu_start = (2568000000, 'assumption (composed like the GPU profiles\' process_start_ns, minus CUDA context '
-                             'creation): Python interpreter start 18 ms [M-here] + framework import 1.5 s [R] + '
-                             'model construction, initialisation and first-use warm-up 1.05 s [R]')
     cpu_launch = (2000, 'assumption: per-op cost of an OpenMP parallel region fork/join on tens of threads is '
                         'order 1-10 us [R: EPCC OpenMP micro-benchmarks]; 2 us taken. Eager-framework dispatch '
                         'is the separate framework_overhead_ns knob')
@@ -478,7 +506,7 @@ def devices():
         (255.9, '[D] 2 sockets x 6 DDR4-2666 channels x 8 B x 2.666 GT/s = 255.9 GB/s (Skylake-SP memory '
                 'configuration, Intel ARK, as recalled)'),
         (0.75, 'assumption: STREAM triad on Skylake-SP reaches about 75-80% of the theoretical DRAM bandwidth [R]'),
-        0.6, cpu_conv_src, 0.7, cpu_lin_src, cpu_start, cpu_launch))
+        0.6, cpu_conv_src, 0.7, cpu_lin_src, cpu_launch))
     out.append(profile_cpu(
         'xeon-e5-2686v4-8vcpu', 'Intel Xeon E5-2686 v4 (Broadwell, AVX2), 8 vCPUs = 4 cores (AWS p3.2xlarge host)',
         (61 * GIB, '[DS] AWS EC2 P3 instance table: p3.2xlarge has 61 GiB memory and 8 vCPUs (https://aws.amazon.com/'
@@ -494,7 +522,7 @@ def devices():
                'sustain roughly 10 GB/s each [R])'),
         0.6, cpu_conv_src.replace('AVX-512 peak on Skylake-SP', 'SIMD peak on Skylake-SP (AVX2 on Broadwell is '
                                   'assumed alike)'),
-        0.7, cpu_lin_src, cpu_start, cpu_launch))
+        0.7, cpu_lin_src, cpu_launch))
     return out
 
 
@@ -512,8 +540,11 @@ SCHEMA = {
                                                                    'attention', 'elementwise')}},
     'link': {'h2d_gbps': float, 'd2h_gbps': float, 'h2d_latency_ns': int, 'd2h_latency_ns': int,
              'pageable_factor': float, 'peer_gbps': float},
-    'runtime': {k: int for k in ('process_start_ns', 'context_create_ns', 'stream_create_ns', 'malloc_base_ns',
-                                 'malloc_per_gib_ns', 'free_ns', 'event_ns', 'pin_per_gib_ns')},
+    'runtime': dict({k: int for k in ('context_create_ns', 'stream_create_ns', 'malloc_base_ns',
+                                      'malloc_per_gib_ns', 'free_ns', 'event_ns', 'pin_per_gib_ns',
+                                      'interpreter_start_ns', 'framework_import_ns', 'library_init_ns',
+                                      'construct_base_ns', 'construct_per_mparam_ns', 'process_reap_ns')},
+                    weight_read_gbps=float),
     'sharing': {'timeslice_ns': int, 'context_switch_ns': int, 'mps_efficiency': float,
                 'concurrent_efficiency': float},
     'sources': dict,

@@ -54,9 +54,26 @@ struct DeviceProfile {
   double pageable_factor = 1.0;
 
   // runtime costs
-  DurationNs process_start_ns = 0, context_create_ns = 0, stream_create_ns = 0;
+  DurationNs context_create_ns = 0, stream_create_ns = 0;
   DurationNs malloc_base_ns = 0, malloc_per_gib_ns = 0, free_ns = 0, event_ns = 0,
              pin_per_gib_ns = 0;
+
+  // process start (issue 10; interference-anchors §4.5): a cold worker process pays
+  // interpreter + framework import + library init (+ context_create_ns on a GPU); building a
+  // model in it adds construction, linear in its parameters, and reading its weights.
+  DurationNs interpreter_start_ns = 0;     ///< spawn a bare Python child until it runs
+  DurationNs framework_import_ns = 0;      ///< import the framework (import torch)
+  DurationNs library_init_ns = 0;          ///< first kernel: cuDNN/cuBLAS handles, module load
+  DurationNs construct_base_ns = 0;        ///< model construction, fixed part
+  DurationNs construct_per_mparam_ns = 0;  ///< model construction per 10^6 parameters
+  double weight_read_gbps = 0;             ///< reading a state dict from the page cache, GB/s
+  /// Derived on load, not a key: interpreter_start_ns + framework_import_ns + library_init_ns,
+  /// the model-independent part of a process start (ContextStart::ColdProcess adds
+  /// context_create_ns).
+  DurationNs process_start_ns = 0;
+  /// A killed process's device memory is released only when the process is reaped (§4.6):
+  /// PreemptMode::Kill frees it this long after the kill.
+  DurationNs process_reap_ns = 0;
 
   // sharing
   DurationNs timeslice_ns = 0, context_switch_ns = 0;
@@ -70,6 +87,9 @@ struct DeviceProfile {
   [[nodiscard]] double peak_tflops(Precision p) const noexcept;
   /// cudaMalloc(bytes) cost in this profile.
   [[nodiscard]] DurationNs malloc_ns(std::uint64_t bytes) const noexcept;
+  /// Building `model` in a freshly started process: construction (base + per 10^6
+  /// parameters) plus reading its weights from host storage; the copy to the device is a load.
+  [[nodiscard]] DurationNs model_build_ns(const Model& model) const noexcept;
 };
 
 /// Parses a profile file strictly; throws TraceError naming the file and key path.

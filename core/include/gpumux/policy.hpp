@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -56,13 +57,20 @@ struct LoadOptions {
 
 enum class PreemptMode : std::uint8_t {
   DropQueued,  ///< drop compute not yet issued (queued copies still run); issued ops finish
-  Kill         ///< kill the job's process: abort everything, lose its device memory
+  /// Kill the job's process: abort everything and lose its unfinished unit; its device memory
+  /// is released only when the process is reaped, the profile's process_reap_ns later.
+  Kill,
+  /// Abort everything, lose the unfinished unit and drop the job's device memory at once: a
+  /// task stopped inside a process that lives on (PipeSwitch's worker over a shared pool).
+  Discard
 };
 
 enum class ContextStart : std::uint8_t {
-  Warm,       ///< already running (standby worker): no start cost
-  NewContext, ///< create a context in a running process: context_create_ns
-  ColdProcess ///< spawn a process and create its context: process_start_ns + context_create_ns
+  Warm,        ///< already running (standby worker): no start cost
+  NewContext,  ///< create a context in a running process: context_create_ns
+  /// Spawn a process and create its context: process_start_ns + context_create_ns, plus
+  /// building a job's model when create_context names one (DeviceProfile::model_build_ns).
+  ColdProcess
 };
 
 class Context {
@@ -99,8 +107,10 @@ class Context {
   [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
 
   // ---- commands --------------------------------------------------------------------------
-  virtual ContextId create_context(DeviceId device, ContextOptions options,
-                                   ContextStart start) = 0;
+  /// `build`: with ColdProcess, the job whose model the new process constructs (and whose
+  /// weights it reads) before its streams run; the copy to the device is still a load().
+  virtual ContextId create_context(DeviceId device, ContextOptions options, ContextStart start,
+                                   std::optional<JobId> build = std::nullopt) = 0;
   virtual StreamId create_stream(ContextId ctx, StreamOptions options) = 0;
   /// Submits the job's next compute op on `stream` (its device becomes the job's device).
   virtual OpHandle dispatch(JobId job, StreamId stream, DispatchOptions options = {}) = 0;
