@@ -38,6 +38,13 @@ namespace gpumux::policies::pipeswitch {
 
 namespace {
 
+// The search needs only the per-copy total: o_h idles the copy path exactly like o_c.
+GroupOverheads folded(GroupOverheads o) {
+  o.copy_call_ns += o.copy_gap_ns;
+  o.copy_gap_ns = 0;
+  return o;
+}
+
 void check_starts(std::size_t n, std::span<const std::uint32_t> starts) {
   if (n == 0) {
     if (!starts.empty()) throw std::invalid_argument("a grouping of no layers has no groups");
@@ -71,7 +78,7 @@ class Search {
  public:
   Search(std::span<const LayerCost> layers, GroupOverheads o, SearchOptions options)
       : n_(layers.size()),
-        o_(o),
+        o_(folded(o)),
         options_(options),
         prefix_(layers),
         tail_(n_ + 1),
@@ -187,7 +194,7 @@ DurationNs predicted_time(std::span<const LayerCost> layers, std::span<const std
       t += layers[j].transfer_ns;
       e += layers[j].compute_ns;
     }
-    s += o.copy_call_ns + t;
+    s += o.copy_call_ns + o.copy_gap_ns + t;
     c = std::max(c, s) + o.sync_ns + e;
   }
   return c;
@@ -198,7 +205,8 @@ DurationNs predicted_sequential_time(std::span<const LayerCost> layers,
   check_starts(layers.size(), starts);
   DurationNs total = 0;
   for (const LayerCost& l : layers) total += l.transfer_ns + l.compute_ns;
-  return total + static_cast<DurationNs>(starts.size()) * (o.copy_call_ns + o.sync_ns);
+  return total +
+         static_cast<DurationNs>(starts.size()) * (o.copy_call_ns + o.copy_gap_ns + o.sync_ns);
 }
 
 GroupingResult optimal_grouping(std::span<const LayerCost> layers, GroupOverheads overheads,
@@ -255,9 +263,9 @@ std::vector<LayerCost> inference_layer_costs(const Model& model, const CostModel
   return layers;
 }
 
-GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns) {
+GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns, DurationNs copy_gap_ns) {
   return GroupOverheads{cost.profile().h2d_latency_ns,
-                        sync_ns + cost.options().framework_overhead_ns};
+                        sync_ns + cost.options().framework_overhead_ns, copy_gap_ns};
 }
 
 }  // namespace gpumux::policies::pipeswitch

@@ -4,11 +4,18 @@
 // finished. Pure functions of per-layer costs: no Context, no clock, deterministic.
 //
 // Cost of a grouping (perf-anchors §6.2), for groups 1..G in execution order:
-//   S_i = sum_{k<=i} (o_c + sum_{j in group k} t_j)   bytes of group i are on the device
+//   S_i = sum_{k<=i} (o_c + o_h + sum_{j in group k} t_j)   group i may compute
 //   C_i = max(C_{i-1}, S_i) + o_s + sum_{j in group i} e_j,  C_0 = 0
 //   predicted time = C_G
-// with t_j = layer j's bytes / bandwidth, e_j its compute time, o_c the per-copy call cost and
-// o_s the per-group synchronisation cost (plus, in gpumux, the per-op framework overhead).
+// with t_j = layer j's bytes / bandwidth, e_j its compute time, o_c the per-copy call cost,
+// o_h the host time per group during which the copy engine idles, and o_s the per-group cost
+// before a group computes (plus, in gpumux, the per-op framework overhead). In the artifact's
+// form (interference-anchors §5) the controller issues a copy (Python), blocks on an event
+// synchronize until it is done, sends a pipe message to the worker and only then issues the
+// next copy: o_h = Python issue + event-sync wake-up + one-way message, the worker may start
+// group i once the message arrived (S_i) and pays its recv (o_s). In the CUDA-backend form
+// (dossier §3.8) copies run back to back (o_h = 0) and o_s is an event wait. Both are the
+// same recurrence, so one search serves both.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +37,9 @@ struct LayerCost {
 /// Fixed costs paid once per group.
 struct GroupOverheads {
   DurationNs copy_call_ns = 0;  ///< o_c: one copy call (cudaMemcpyAsync)
-  DurationNs sync_ns = 0;       ///< o_s: one synchronisation before the group computes
+  DurationNs sync_ns = 0;       ///< o_s: host cost before the group computes, once it may
+  /// o_h: host time per group that keeps the copy engine idle (0: copies back to back).
+  DurationNs copy_gap_ns = 0;
 };
 
 /// Group start indices: the first is 0, strictly increasing, all < layer count.
@@ -96,7 +105,8 @@ inline constexpr std::size_t kBruteForceMaxLayers = 24;
                                                            std::uint32_t batch);
 
 /// o_c = the profile's per-copy latency; o_s = `sync_ns` plus the per-op framework overhead
-/// (every group is one dispatched op).
-[[nodiscard]] GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns);
+/// (every group is one dispatched op); o_h = `copy_gap_ns`.
+[[nodiscard]] GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns,
+                                             DurationNs copy_gap_ns = 0);
 
 }  // namespace gpumux::policies::pipeswitch

@@ -2,7 +2,8 @@
 // sent over PCIe in groups, each group computing as soon as its bytes have arrived; memory
 // comes from one pre-allocated pool; a standby worker takes over while the old one stops.
 //
-// Faithfulness notes (PipeSwitch, Bai et al., OSDI'20; seeds-dossier §3, §8.2, §9, §12):
+// Faithfulness notes (PipeSwitch, Bai et al., OSDI'20; seeds-dossier §3, §8.2, §9, §12; the
+// artifact netx-repo/PipeSwitch @ f321d399 as read in interference-anchors §5):
 // - Scheduling [C: frontend_schedule.py, dossier §3.4]: requests are served one at a time in
 //   arrival order; each request preempts training; inference is not preemptible. Every request
 //   is a switch that re-sends the model (the artifact transfers the parameters on every
@@ -13,13 +14,31 @@
 //   closed-loop client's next request does not first resume training for 0 ns.
 // - Preemption [C: worker_common.py insert_terminate_hook]: training is dispatched one leaf
 //   layer per op (`train_layers_per_op`) on a stream with one op in flight, each op paying a
-//   device synchronisation first (`train_sync_us`, default the profile's event_ns) like the
-//   artifact's per-layer torch.cuda.synchronize() hook; preempt(DropQueued) therefore stops
+//   device synchronisation first (`train_sync_us`, default `event_sync_us`) like the artifact's
+//   torch.cuda.synchronize() hook after every leaf layer; preempt(DropQueued) therefore stops
 //   training after the layer on the GPU. The optimizer step is one op and is not interruptible.
 // - Pipelined transmission, model-aware grouping [A; R for the search, §3.2]: one load() per
-//   group on the new worker's copy stream and one dispatch per group on its compute stream;
-//   a dispatch waits for its group's load, then pays `group_sync_us` (o_s, default the profile's
-//   event_ns: a cudaStreamWaitEvent-style sync, dossier §3.8, not the artifact's Python pipe).
+//   group on the new worker's copy stream and one dispatch per group on its compute stream.
+//   `group_transfer: artifact` (default) is the artifact's _transfer_parameter [C, anchors §5]:
+//   per group the controller thread issues the copy (Python), records an event and BLOCKS on
+//   its synchronize, sends the group's name over a multiprocessing.Pipe, and only then issues
+//   the next copy. So the copy stream carries, after each copy, a host delay of `event_sync_us`
+//   + `pipe_message_us` (the group may compute once it ends: the message has arrived) and,
+//   before each later copy, `python_copy_us` (the first is in the switch's gate); each group's
+//   compute then pays `pipe_recv_us` (the worker's forward pre-hook recv()s the message; when
+//   compute is the bottleneck it is already queued). The copy engine idles o_h = 35.5 us per
+//   group with the defaults (anchors §5 derive 30-50 us); the grouping search uses the same
+//   o_h and o_s (grouping.hpp), so it predicts what the simulator runs. `group_transfer:
+//   event_wait` is the CUDA-backend form of dossier §3.8 (back-to-back copies, the compute
+//   waits on an event, `group_sync_us`, default the profile's event_ns), gpumux's earlier form.
+//   Defaults and sources: `event_sync_us` 7 (anchors §4.2: small kernel + synchronize() round
+//   trip 7.1 us with spin-then-block sync [S: JuliaGPU/CUDA.jl#896]; the profile's event_ns,
+//   4 us, is the bare CUDA event without the Python binding); `python_copy_us` 13.5 [D: two
+//   eager torch calls per group, the next group's param.cuda() and its stream context (§5), at
+//   6.75 us per call (§4.1, PyTorch 1.13, measured on the anchors' 2-core VM [M-here])];
+//   `pipe_message_us` 15 (§4.3: Pipe one way send->recv 14-17 us median, CPython 3.11
+//   [M-here]); `pipe_recv_us` 3 [D: §5, recv of a queued short pickled string is an unpickle;
+//   a no-op Python op costs ~2.6 us, §4.1 (pytorch#187949)].
 //   The grouping comes from grouping.hpp: the paper's search with both pruning heuristics (made
 //   exact, see grouping.cpp), plus a dominance cut that gpumux adds for 300-layer models.
 //   Variants (`grouping`): optimal | per_layer | whole | no_pipeline (per-layer copies, compute
@@ -40,29 +59,39 @@
 //   acknowledgement and the request forwarded to the new worker, artifact steps 4-5), modelled
 //   as a host delay of `ipc_message_us` each (default 100 us: the dossier §10 puts a Python IPC
 //   message at 50-200 us [D]; perf-anchors §6.3 says tens of us for a native IPC [D]).
+//   A stopped task's state is dropped at once when memory is short (PreemptMode::Discard: the
+//   worker lives on and the pool is overwritten, no process is reaped).
 //   `switching: one_context` is Fig. 9's "one process" [C: stop_next]: one context for every
-//   task; the old task's clean-up (a device synchronisation and the cudaFree of its workspace,
-//   event_ns + free_ns) is on the critical path. `switching: kill_restart` kills the running
-//   process (PreemptMode::Kill: its device memory and unfinished iteration are lost) and
-//   cold-starts a process for every task (ContextStart::ColdProcess), keeping the grouping.
+//   task. A switch waits for the training's in-flight layer, unloads the training model (its
+//   state and unfinished iteration are dropped; it is re-sent, whole, when training resumes)
+//   with the old task's clean-up on the critical path (a device synchronisation and a cudaFree,
+//   event_ns + free_ns), then loads the new model WITHOUT pipelining: one whole-model copy,
+//   then the forward (`model.cuda()` in the one process: no per-group messages).
+//   `switching: kill_restart` is kill_restart.py [C]: every task gets a new process; the old
+//   one is killed (PreemptMode::Kill: its unfinished iteration is lost, its device memory is
+//   released when the process is reaped, the profile's process_reap_ns) and joined, i.e. the new
+//   process is spawned only once the old one is reaped; it starts cold and builds the task's
+//   model (ContextStart::ColdProcess with the job: interpreter, framework import, library init,
+//   CUDA context, model construction and weight read, device profile), then `model.to('cuda')`:
+//   one whole-model copy from pageable memory (the fresh model is not pinned), then compute.
 // - Training state: stays resident across switches while memory allows (gpumux's choice; the
 //   artifact overwrites it and re-sends the host copy, losing progress, §7). When the next
 //   model does not fit, idle training states are evicted; if the preempted job's own state is
 //   in the way, the switch waits for its in-flight layer, then drops its state and unfinished
-//   iteration (as a kill would) and reloads it when training resumes.
+//   iteration and reloads it when training resumes.
 // Simplified / not reproduced: one GPU (the first GPU device; other devices stay unused); the
-// artifact's controller waits on the host after every group's copy and sends a Python pipe
-// message per group, so its copies have gaps between them; gpumux uses the CUDA-backend form of
-// dossier §3.8 (back-to-back copies, an event wait o_s per group), hence lower overheads; the
-// 1 GiB / 11 GiB split of the artifact's region and its 512-byte padding (sizes here are exact);
-// the controller's pinning of every model at start-up (off the switch path); Fig. 8's "no IPC
-// optimisation" (GPU IPC per transfer) and CUDA-unified-memory variants, and the PyTorch-side
-// cost of tearing down an interrupted training graph in one process (no anchor for any of them),
-// so `one_context` costs about what `active_standby` costs here.
+// controller's Event() and record() calls, which may overlap a long copy, are not separate
+// costs; the size of the request's input forwarded to the new worker (the second switch
+// message); the 1 GiB / 11 GiB split of the artifact's region and its 512-byte padding (sizes
+// here are exact); the controller's pinning of every model at start-up (off the switch path);
+// Fig. 8's "no IPC optimisation" (GPU IPC per transfer) and CUDA-unified-memory variants, and
+// the PyTorch-side cost of tearing down an interrupted training graph in one process (no
+// anchor); kill_restart's caching-allocator mallocs in the new process (see `memory`).
 #include <algorithm>
 #include <deque>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +106,7 @@ namespace {
 
 enum class GroupingMode : std::uint8_t { Optimal, PerLayer, Whole, NoPipeline, Artifact };
 enum class Switching : std::uint8_t { ActiveStandby, OneContext, KillRestart };
+enum class GroupTransfer : std::uint8_t { Artifact, EventWait };
 
 /// IPC messages on a switch's critical path once the old task stopped (dossier §3.4).
 constexpr DurationNs kSwitchMessages = 2;
@@ -86,6 +116,11 @@ constexpr std::size_t kTrainingDepth = 2;
 constexpr std::uint64_t kAlignBytes = 256;
 /// Timer tag: decide what runs next.
 constexpr std::uint64_t kDecideTag = 1;
+// Defaults of the artifact's host costs, ns (sources in the header comment).
+constexpr DurationNs kEventSyncNs = 7'000;     // event/device synchronize round trip, §4.2
+constexpr DurationNs kPythonCopyNs = 13'500;   // 2 eager torch calls x 6.75 us, §4.1 + §5
+constexpr DurationNs kPipeMessageNs = 15'000;  // multiprocessing.Pipe one way, §4.3
+constexpr DurationNs kPipeRecvNs = 3'000;      // recv of a message already queued, §5
 
 template <class E>
 E read_choice(JsonReader& p, const std::string& key, E fallback,
@@ -124,9 +159,17 @@ class PipeSwitch final : public Policy {
                              {{"active_standby", Switching::ActiveStandby},
                               {"one_context", Switching::OneContext},
                               {"kill_restart", Switching::KillRestart}});
+    group_transfer_ = read_choice(
+        p, "group_transfer", GroupTransfer::Artifact,
+        {{"artifact", GroupTransfer::Artifact}, {"event_wait", GroupTransfer::EventWait}});
     ipc_message_ns_ = read_us(p, "ipc_message_us", 100'000);
     group_sync_ns_ = read_us(p, "group_sync_us", -1);  // -1: the profile's event_ns
-    train_sync_ns_ = read_us(p, "train_sync_us", -1);
+    // The artifact's host costs (interference-anchors §4-§5; sources in the header comment).
+    event_sync_ns_ = read_us(p, "event_sync_us", kEventSyncNs);
+    python_copy_ns_ = read_us(p, "python_copy_us", kPythonCopyNs);
+    pipe_message_ns_ = read_us(p, "pipe_message_us", kPipeMessageNs);
+    pipe_recv_ns_ = read_us(p, "pipe_recv_us", kPipeRecvNs);
+    train_sync_ns_ = read_us(p, "train_sync_us", event_sync_ns_);
     const std::int64_t layers = p.int_or("train_layers_per_op", 1);
     if (layers < 1 || layers > 1'000'000) p.fail("train_layers_per_op", "must be in [1, 1e6]");
     train_layers_per_op_ = static_cast<std::uint32_t>(layers);
@@ -147,7 +190,7 @@ class PipeSwitch final : public Policy {
     if (!has_gpu_) return;
     const DeviceProfile& p = ctx.device(gpu_);
     if (group_sync_ns_ < 0) group_sync_ns_ = p.event_ns;
-    if (train_sync_ns_ < 0) train_sync_ns_ = p.event_ns;
+    reap_ns_ = p.process_reap_ns;
     switch_delay_ns_ = kSwitchMessages * ipc_message_ns_;
     if (switching_ == Switching::OneContext) switch_delay_ns_ += p.event_ns + p.free_ns;
     // The standby workers exist before any switch: their start-up is off the critical path.
@@ -193,9 +236,10 @@ class PipeSwitch final : public Policy {
     }
     if (draining_ && r.job == draining_job_) {
       if (ctx.job(draining_job_).residency[index_of(gpu_)].ops_in_flight > 0) return;
-      // The preempted job is off the GPU: drop its state to make room, then switch.
+      // The preempted job is off the GPU: drop its state (to make room, or one_context's
+      // unload of the training model), then switch.
       draining_ = false;
-      if (ctx.job(draining_job_).active()) ctx.preempt(draining_job_, PreemptMode::Kill);
+      if (ctx.job(draining_job_).active()) drop_state(ctx, draining_job_);
       schedule(ctx);
       return;
     }
@@ -230,8 +274,8 @@ class PipeSwitch final : public Policy {
     StreamId compute{}, copy{};
   };
 
-  Worker make_worker(Context& ctx, ContextStart start) {
-    const ContextId c = ctx.create_context(gpu_, ContextOptions{}, start);
+  Worker make_worker(Context& ctx, ContextStart start, std::optional<JobId> build = {}) {
+    const ContextId c = ctx.create_context(gpu_, ContextOptions{}, start, build);
     // One op in flight on each stream: a preempted training job stops after one layer.
     return Worker{ctx.create_stream(c, StreamOptions{0, 1}),
                   ctx.create_stream(c, StreamOptions{0, 1})};
@@ -239,7 +283,7 @@ class PipeSwitch final : public Policy {
 
   /// Moves to the worker that runs the next task; returns the old worker's compute stream
   /// (where the old task's last layer runs) for the switch's critical-path delay.
-  StreamId take_next_worker(Context& ctx) {
+  StreamId take_next_worker(Context& ctx, JobId job) {
     const StreamId old = workers_.empty() ? StreamId{} : workers_[active_].compute;
     switch (switching_) {
       case Switching::ActiveStandby:
@@ -248,30 +292,72 @@ class PipeSwitch final : public Policy {
       case Switching::OneContext:
         break;
       case Switching::KillRestart:
-        workers_.assign(1, make_worker(ctx, ContextStart::ColdProcess));
+        // kill_restart.py: the new process imports the task and builds the model.
+        workers_.assign(1, make_worker(ctx, ContextStart::ColdProcess, job));
         active_ = 0;
         break;
     }
     return old;
   }
 
+  /// kill_restart: kills the worker process of the previous task (`active_worker.kill();
+  /// join()`); the next one is spawned once it is reaped. Returns whether to wait for that.
+  bool retire_worker(Context& ctx) {
+    if (switching_ != Switching::KillRestart || workers_.empty()) return false;
+    if (task_ == Task::Training && ctx.job(current_).active()) {
+      ctx.preempt(current_, PreemptMode::Kill);
+    }
+    task_ = Task::None;
+    training_gate_ = OpHandle{};
+    workers_.clear();
+    if (reap_ns_ == 0) return false;
+    reaped_at_ = ctx.now() + reap_ns_;
+    ctx.set_timer(reap_ns_, kDecideTag);
+    return true;
+  }
+
+  /// Drops a stopped task's device state and unfinished iteration: a killed process's in
+  /// kill_restart, at once in a worker that lives on (the shared pool is overwritten).
+  void drop_state(Context& ctx, JobId job) {
+    ctx.preempt(job,
+                switching_ == Switching::KillRestart ? PreemptMode::Kill : PreemptMode::Discard);
+  }
+
   /// The old task stopped, then the switch's messages: a host delay on the old worker's
   /// compute stream (behind the old task's last layer), accounted to the incoming job.
-  OpHandle switch_gate(Context& ctx, JobId incoming, StreamId old_compute) {
+  OpHandle switch_gate(Context& ctx, JobId incoming, StreamId old_compute, DurationNs extra_ns) {
     if (switching_ == Switching::KillRestart) return OpHandle{};
-    return ctx.delay(incoming, old_compute, switch_delay_ns_);
+    return ctx.delay(incoming, old_compute, switch_delay_ns_ + extra_ns);
+  }
+
+  /// Whether inference models travel group by group with the artifact's per-group messages.
+  [[nodiscard]] bool artifact_groups() const {
+    return group_transfer_ == GroupTransfer::Artifact && switching_ == Switching::ActiveStandby;
+  }
+  /// The controller's Python work before the first group's copy (inside the switch's gate).
+  [[nodiscard]] DurationNs first_issue_ns() const {
+    return artifact_groups() ? python_copy_ns_ : 0;
+  }
+  /// kill_restart's process moves a freshly built (unpinned) model: `model.to('cuda')`.
+  [[nodiscard]] bool load_pageable() const {
+    return pageable_ || switching_ == Switching::KillRestart;
   }
 
   // ---- deciding what runs ---------------------------------------------------------------
 
   void schedule(Context& ctx) {
     if (!has_gpu_ || draining_ || task_ == Task::Inference) return;
+    if (ctx.now() < reaped_at_) return;  // a killed worker is being reaped; a timer resumes
     while (!requests_.empty() && !ctx.job(requests_.front()).has_dispatchable_work()) {
       requests_.pop_front();  // a rejected service
     }
     if (!requests_.empty()) {
+      if (retire_worker(ctx)) return;
       switch_to_request(ctx);
     } else if (task_ == Task::None) {
+      const bool training_left = std::any_of(trainings_.begin(), trainings_.end(),
+                                             [&](JobId t) { return ctx.job(t).active(); });
+      if (training_left && retire_worker(ctx)) return;
       start_training(ctx);
     }
   }
@@ -282,10 +368,20 @@ class PipeSwitch final : public Policy {
     const bool stopping_training = task_ == Task::Training;
     const JobId stopped = current_;
     if (stopping_training) {
-      ctx.preempt(stopped, switching_ == Switching::KillRestart ? PreemptMode::Kill
-                                                                : PreemptMode::DropQueued);
+      ctx.preempt(stopped, PreemptMode::DropQueued);
       training_gate_ = OpHandle{};
       task_ = Task::None;
+      if (switching_ == Switching::OneContext) {
+        // One process: the training model is unloaded (after its in-flight layer) before the
+        // new model is loaded.
+        if (ctx.job(stopped).residency[index_of(gpu_)].ops_in_flight > 0) {
+          draining_ = true;
+          draining_job_ = stopped;
+          stop_pending_ = true;
+          return;
+        }
+        drop_state(ctx, stopped);
+      }
     }
     if (!make_room(ctx, job)) {
       const bool in_flight =
@@ -297,7 +393,7 @@ class PipeSwitch final : public Policy {
       }
       for (JobId t : trainings_) {
         if (ctx.job(t).active() && ctx.job(t).residency[index_of(gpu_)].ops_in_flight == 0) {
-          ctx.preempt(t, PreemptMode::Kill);  // frees its activations too
+          drop_state(ctx, t);  // frees its activations too
         }
       }
       if (!make_room(ctx, job)) {
@@ -308,12 +404,13 @@ class PipeSwitch final : public Policy {
       }
     }
     requests_.pop_front();
-    const StreamId old_compute = take_next_worker(ctx);
-    const OpHandle gate = switch_gate(ctx, job, old_compute);
-    if (stopping_training && gate.valid()) {
+    const StreamId old_compute = take_next_worker(ctx, job);
+    const OpHandle gate = switch_gate(ctx, job, old_compute, first_issue_ns());
+    if ((stopping_training || stop_pending_) && gate.valid()) {
       stop_gate_op_ = gate.op;
       watch_stop_ = true;
     }
+    stop_pending_ = false;
     task_ = Task::Inference;
     current_ = job;
     send_and_run(ctx, job, gate);
@@ -324,15 +421,15 @@ class PipeSwitch final : public Policy {
                                  [&](JobId t) { return ctx.job(t).active(); });
     if (it == trainings_.end()) return;
     const JobId job = *it;
-    const StreamId old_compute = take_next_worker(ctx);
+    const StreamId old_compute = take_next_worker(ctx, job);
     const Worker& w = workers_[active_];
-    const OpHandle gate = switch_gate(ctx, job, old_compute);
+    const OpHandle gate = switch_gate(ctx, job, old_compute, 0);
     const JobState& t = ctx.job(job);
     const LayerRange all{0, t.model->layer_count()};
     if (!t.resident_or_loading(gpu_, all)) {
       make_room(ctx, job);
       LoadOptions lo;
-      lo.pageable = pageable_;
+      lo.pageable = load_pageable();
       lo.per_tensor_malloc = per_allocation_;
       if (gate.valid()) lo.after.push_back(gate);
       try {
@@ -378,29 +475,44 @@ class PipeSwitch final : public Policy {
   // ---- the switch itself --------------------------------------------------------------------
 
   /// Loads the model group by group on the copy stream and queues one compute op per group
-  /// on the compute stream (each waits for its own group's copy).
+  /// on the compute stream (each waits for its own group's copy). In the artifact's form
+  /// (`group_transfer: artifact`) the copy stream also carries the controller's host work:
+  /// after each copy an event synchronize and the pipe message to the worker (the group may
+  /// compute once it arrived), then the Python issue of the next copy; the first issue is in
+  /// the switch's gate. one_context and kill_restart move the whole model with one copy and
+  /// compute after it (`model.cuda()` in one process, `model.to('cuda')` in a new one).
   void send_and_run(Context& ctx, JobId job, OpHandle gate) {
     const Worker& w = workers_[active_];
     const JobState& j = ctx.job(job);
-    const GroupStarts& starts = grouping_for(ctx, j);
     const auto n = j.model->layer_count();
+    const bool whole_unpipelined = switching_ != Switching::ActiveStandby;
+    const GroupStarts& starts = whole_unpipelined ? whole_starts_ : grouping_for(ctx, j);
+    const bool messages = artifact_groups();
     LoadOptions base;
-    base.pageable = pageable_;
+    base.pageable = load_pageable();
     base.per_tensor_malloc = per_allocation_;
     try {
-      OpHandle last_load;
+      std::vector<OpHandle> ready(starts.size());  // what group g's compute waits for
       for (std::size_t g = 0; g < starts.size(); ++g) {
         LoadOptions lo = base;
         if (g == 0 && gate.valid()) lo.after.push_back(gate);
+        if (g > 0 && messages && python_copy_ns_ > 0) {
+          ctx.delay(job, w.copy, python_copy_ns_);  // the next copy's issue
+        }
         const LayerRange range{starts[g], g + 1 < starts.size() ? starts[g + 1] : n};
-        last_load = ctx.load(job, w.copy, range, lo);
+        ready[g] = ctx.load(job, w.copy, range, lo);
+        if (messages) ready[g] = ctx.delay(job, w.copy, event_sync_ns_ + pipe_message_ns_);
       }
       for (std::size_t g = 0; g < starts.size(); ++g) {
         DispatchOptions d;
         d.layers = (g + 1 < starts.size() ? starts[g + 1] : n) - starts[g];
-        d.setup_ns = group_sync_ns_;
-        // Without pipelining, the first group waits for the last copy.
-        if (g == 0 && grouping_ == GroupingMode::NoPipeline) d.after.push_back(last_load);
+        d.setup_ns = group_setup_ns();
+        // Without pipelining, the first group waits for the last copy (and its message).
+        if (g == 0 && (grouping_ == GroupingMode::NoPipeline || whole_unpipelined)) {
+          d.after.push_back(ready.back());
+        } else if (messages) {
+          d.after.push_back(ready[g]);
+        }
         const OpHandle h = ctx.dispatch(job, w.compute, d);
         if (g == 0) {
           first_group_op_ = h.op;
@@ -412,6 +524,18 @@ class PipeSwitch final : public Policy {
       ctx.reject(job, std::string("out of memory: ") + e.what());
       schedule(ctx);
     }
+  }
+
+  /// o_s: what a group pays before it computes once it may (see grouping.hpp): the worker's
+  /// recv of the queued message, an event wait in the CUDA-backend form, nothing in one process
+  /// (one_context, kill_restart: the compute follows the blocking copy in the same thread).
+  [[nodiscard]] DurationNs group_setup_ns() const {
+    if (switching_ != Switching::ActiveStandby) return 0;
+    return artifact_groups() ? pipe_recv_ns_ : group_sync_ns_;
+  }
+  /// o_h: the controller's host time per group that keeps the copy engine idle.
+  [[nodiscard]] DurationNs group_gap_ns() const {
+    return artifact_groups() ? python_copy_ns_ + event_sync_ns_ + pipe_message_ns_ : 0;
   }
 
   /// Frees room for `job`'s weights and activations by evicting training states that are idle
@@ -444,7 +568,7 @@ class PipeSwitch final : public Policy {
     const Model& m = *j.model;
     const CostModel& cost = ctx.cost(gpu_);
     const auto layers = inference_layer_costs(m, cost, j.spec->batch);
-    const GroupOverheads o = group_overheads(cost, group_sync_ns_);
+    const GroupOverheads o = group_overheads(cost, group_setup_ns(), group_gap_ns());
     GroupStarts starts;
     switch (grouping_) {
       case GroupingMode::PerLayer:
@@ -477,13 +601,18 @@ class PipeSwitch final : public Policy {
   bool per_allocation_ = false;
   bool pageable_ = false;
   Switching switching_ = Switching::ActiveStandby;
-  DurationNs ipc_message_ns_ = 0, group_sync_ns_ = -1, train_sync_ns_ = -1;
+  GroupTransfer group_transfer_ = GroupTransfer::Artifact;
+  DurationNs ipc_message_ns_ = 0, group_sync_ns_ = -1, train_sync_ns_ = 0;
+  DurationNs event_sync_ns_ = 0, python_copy_ns_ = 0, pipe_message_ns_ = 0, pipe_recv_ns_ = 0;
   std::uint32_t train_layers_per_op_ = 1;
 
   // set-up
   DeviceId gpu_{};
   bool has_gpu_ = false;
   DurationNs switch_delay_ns_ = 0;
+  DurationNs reap_ns_ = 0;
+  TimeNs reaped_at_ = 0;  // kill_restart: no new worker before the old one is reaped
+  const GroupStarts whole_starts_{0};
   std::vector<Worker> workers_;
   std::size_t active_ = 0;
   std::map<std::pair<std::string, std::uint32_t>, GroupStarts> groupings_;
@@ -501,6 +630,7 @@ class PipeSwitch final : public Policy {
   TimeNs request_arrival_ns_ = 0;
   OpId first_group_op_{}, stop_gate_op_{};
   bool watch_startup_ = false, watch_stop_ = false;
+  bool stop_pending_ = false;  // a switch waits for the stopped training's last layer
 };
 
 GPUMUX_REGISTER_POLICY("pipeswitch", PipeSwitch,

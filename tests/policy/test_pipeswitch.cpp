@@ -3,6 +3,8 @@
 // variant, memory pressure. The paper's central claim is in test_pipeswitch_claim.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -21,6 +23,11 @@ using nlohmann::json;
 namespace {
 
 constexpr DurationNs kSwitchMessagesNs = 2 * 100'000;  // two IPC messages, 100 us each
+// The artifact's per-group host work (policy defaults, interference-anchors §4-§5).
+constexpr DurationNs kIssueNs = 13'500;               // python_copy_us: issue of the next copy
+constexpr DurationNs kMessageNs = 7'000 + 15'000;     // event_sync_us + pipe_message_us
+constexpr DurationNs kRecvNs = 3'000;                 // pipe_recv_us
+constexpr DurationNs kGapNs = kIssueNs + kMessageNs;  // copy engine idle per group: 35.5 us
 
 const ModelCatalog& zoo() {
   static const ModelCatalog catalog(test::source_dir() / "traces" / "models");
@@ -112,13 +119,15 @@ TEST_CASE("a lone request costs the switch messages plus the predicted pipeline"
   const Model& m = zoo().at("resnet152");
   const LayerRange all{0, m.layer_count()};
   const auto layers = ps::inference_layer_costs(m, cost, 8);
-  const ps::GroupOverheads o = ps::group_overheads(cost, p.event_ns);
+  const ps::GroupOverheads o = ps::group_overheads(cost, kRecvNs, kGapNs);
   CHECK(o.copy_call_ns == 8'500);
-  CHECK(o.sync_ns == 4'000);
+  CHECK(o.sync_ns == 3'000);
+  CHECK(o.copy_gap_ns == 35'500);
 
-  // Whole model: the messages, one copy (8.5 us + 241 MB at 9.6 GB/s), one sync, the forward.
-  const DurationNs whole = kSwitchMessagesNs + cost.h2d_ns(m.weight_bytes(), false) + p.event_ns +
-                           cost.op_ns(m, all, 8, Pass::Forward, true);
+  // Whole model, the artifact's way: the messages and the copy's Python issue, one copy (8.5 us
+  // + 241 MB at 9.6 GB/s), the event sync and the pipe message, the worker's recv, the forward.
+  const DurationNs whole = kSwitchMessagesNs + kIssueNs + cost.h2d_ns(m.weight_bytes(), false) +
+                           kMessageNs + kRecvNs + cost.op_ns(m, all, 8, Pass::Forward, true);
   CHECK(lone_request_ns({{"grouping", "whole"}}) == whole);
   // The prediction rounds each layer's copy up to a ns, the simulator the group's: <= 1 ns/layer.
   const DurationNs predicted_whole = ps::predicted_time(layers, ps::GroupStarts{0}, o);
@@ -143,11 +152,67 @@ TEST_CASE("a lone request costs the switch messages plus the predicted pipeline"
   CHECK(std::llabs(artifact - kSwitchMessagesNs -
                    ps::predicted_time(layers, m.grouping("pipeswitch").starts, o)) <=
         m.layer_count());
-  // The ordering the paper's Fig. 7 shows.
+  // The ordering the paper's Fig. 7 shows, per-layer paying 313 x 44 us of per-group cost on
+  // the copy path (11.1 ms when the copy path is the bottleneck).
+  const DurationNs per_layer_ns = lone_request_ns({{"grouping", "per_layer"}});
   CHECK(optimal <= artifact);
-  CHECK(artifact < lone_request_ns({{"grouping", "per_layer"}}));
-  CHECK(lone_request_ns({{"grouping", "per_layer"}}) < whole);
+  CHECK(artifact < per_layer_ns);
+  CHECK(ns_to_ms(per_layer_ns - optimal) > 5.0);
+  CHECK(per_layer_ns < whole);
   CHECK(whole < lone_request_ns({{"grouping", "no_pipeline"}}));
+}
+
+TEST_CASE("group_transfer: event_wait is the CUDA-backend form", "[pipeswitch]") {
+  const DeviceProfile p = profile("v100-pcie3x16");
+  const CostModel cost(p, CostOptions{});
+  const Model& m = zoo().at("resnet152");
+  const LayerRange all{0, m.layer_count()};
+  const auto layers = ps::inference_layer_costs(m, cost, 8);
+  const ps::GroupOverheads o = ps::group_overheads(cost, p.event_ns);
+  CHECK(o.copy_gap_ns == 0);
+  const json ew{{"group_transfer", "event_wait"}};
+  const auto with = [&](json extra) {
+    json params = ew;
+    if (extra.is_object()) params.update(extra);
+    return lone_request_ns(params);
+  };
+  // Back-to-back copies; each group waits on an event (the profile's event_ns).
+  const DurationNs whole = kSwitchMessagesNs + cost.h2d_ns(m.weight_bytes(), false) + p.event_ns +
+                           cost.op_ns(m, all, 8, Pass::Forward, true);
+  CHECK(with({{"grouping", "whole"}}) == whole);
+  const auto per_layer = ps::per_layer_starts(layers.size());
+  CHECK(with({{"grouping", "per_layer"}}) ==
+        kSwitchMessagesNs + ps::predicted_time(layers, per_layer, o));
+  CHECK(with({{"grouping", "no_pipeline"}}) ==
+        kSwitchMessagesNs + ps::predicted_sequential_time(layers, per_layer, o));
+  const auto best = ps::optimal_grouping(layers, o);
+  CHECK(std::llabs(with({}) - kSwitchMessagesNs - best.time_ns) <= m.layer_count());
+  CHECK(with({{"grouping", "whole"}, {"group_sync_us", 1000}}) == whole - p.event_ns + 1'000'000);
+}
+
+TEST_CASE("a per-layer load pays the artifact's host work between copies", "[pipeswitch]") {
+  // superres (4 layers), batch 1, one group per layer, a lone request at 0.1 s.
+  const auto r =
+      run({{"grouping", "per_layer"}}, json::array({inference("infer", "superres", 1, {0.1})}));
+  const std::uint32_t job = job_index(r, "infer");
+  const auto loads = ops_of(r, job, OpKind::CopyH2D);
+  const auto computes = ops_of(r, job, OpKind::Compute);
+  REQUIRE(loads.size() == 4);
+  REQUIRE(computes.size() == 4);
+  // The first copy: after the two switch messages and its Python issue.
+  CHECK(loads[0].start == 100'000'000 + kSwitchMessagesNs + kIssueNs);
+  for (std::size_t g = 0; g < 4; ++g) {
+    INFO("group " << g);
+    CHECK(loads[g].first == g);
+    // The controller blocks on the copy's event (7 us), sends the message (15 us) and issues
+    // the next copy in Python (13.5 us): the copy engine idles 35.5 us between copies.
+    if (g > 0) CHECK(loads[g].start - loads[g - 1].end == kGapNs);
+    // The worker computes the group once the message arrived and its recv returned (3 us),
+    // and not before the previous group finished.
+    const TimeNs ready = loads[g].end + kMessageNs;
+    const TimeNs previous = g == 0 ? 0 : computes[g - 1].end;
+    CHECK(computes[g].start == std::max(ready, previous) + kRecvNs);
+  }
 }
 
 TEST_CASE("memory and host-memory variants cost what the profile says", "[pipeswitch]") {
@@ -178,18 +243,117 @@ TEST_CASE("memory and host-memory variants cost what the profile says", "[pipesw
 
 TEST_CASE("switching variants cost what the profile says", "[pipeswitch]") {
   const DeviceProfile p = profile("v100-pcie3x16");
+  const CostModel cost(p, CostOptions{});
+  const Model& m = zoo().at("resnet152");
+  const LayerRange all{0, m.layer_count()};
+  const DurationNs forward = cost.op_ns(m, all, 8, Pass::Forward, true);
   const DurationNs whole = lone_request_ns({{"grouping", "whole"}});
-  // One process: the old task's clean-up (device sync + cudaFree) is on the critical path.
-  CHECK(lone_request_ns({{"grouping", "whole"}, {"switching", "one_context"}}) ==
-        whole + p.event_ns + p.free_ns);
-  // Kill and restart: a cold process and context instead of the two messages.
-  CHECK(lone_request_ns({{"grouping", "whole"}, {"switching", "kill_restart"}}) ==
-        whole - kSwitchMessagesNs + p.process_start_ns + p.context_create_ns);
-  // The messages are a parameter.
+  // One process: the old task's clean-up (device sync + cudaFree), then the whole model in one
+  // copy and the forward after it: no pipelining, no per-group message, whatever the grouping.
+  const DurationNs one =
+      kSwitchMessagesNs + p.event_ns + p.free_ns + cost.h2d_ns(m.weight_bytes(), false) + forward;
+  CHECK(lone_request_ns({{"switching", "one_context"}}) == one);
+  CHECK(lone_request_ns({{"switching", "one_context"}, {"grouping", "per_layer"}}) == one);
+  CHECK(ns_to_ms(one - lone_request_ns()) > 15.0);  // the pipelining it loses
+  // Kill and restart: a cold process that builds the model (construction 0.1 s + 15 ms per
+  // 10^6 parameters, the read of 241 MB at 1.3 GB/s), then model.to('cuda') from pageable
+  // memory and the forward.
+  const DurationNs build = p.model_build_ns(m);
+  const double by_hand = 100e6 + 15.0 * static_cast<double>(m.params()) +
+                         static_cast<double>(m.weight_bytes()) / 1.3;  // about 1.188 s
+  CHECK(std::abs(static_cast<double>(build) - by_hand) <= 1.0);
+  CHECK(lone_request_ns({{"switching", "kill_restart"}}) ==
+        p.process_start_ns + p.context_create_ns + build + cost.h2d_ns(m.weight_bytes(), true) +
+            forward);
+  // The messages and the host costs are parameters.
   CHECK(lone_request_ns({{"grouping", "whole"}, {"ipc_message_us", 0}}) ==
         whole - kSwitchMessagesNs);
-  CHECK(lone_request_ns({{"grouping", "whole"}, {"group_sync_us", 1000}}) ==
-        whole - p.event_ns + 1'000'000);
+  CHECK(lone_request_ns({{"grouping", "whole"}, {"python_copy_us", 0}}) == whole - kIssueNs);
+  CHECK(lone_request_ns({{"grouping", "whole"}, {"event_sync_us", 0}}) == whole - 7'000);
+  CHECK(lone_request_ns({{"grouping", "whole"}, {"pipe_message_us", 0}}) == whole - 15'000);
+  CHECK(lone_request_ns({{"grouping", "whole"}, {"pipe_recv_us", 10}}) == whole + 7'000);
+  const json train = json::array({training("t", "vgg16", 8, 1)});
+  CHECK_THROWS_WITH(run({{"pipe_message_us", -1}}, train),
+                    Catch::Contains("policy.params.pipe_message_us"));
+  CHECK_THROWS_WITH(run({{"group_transfer", "python"}}, train),
+                    Catch::Contains("valid values: artifact, event_wait"));
+}
+
+TEST_CASE("one_context unloads training and loads the new model unpipelined", "[pipeswitch]") {
+  const DeviceProfile p = profile("v100-pcie3x16");
+  const CostModel cost(p, CostOptions{});
+  const Model& m = zoo().at("resnet152");
+  const auto r = run({{"switching", "one_context"}},
+                     json::array({training("train", "resnet50", 8, 1000),
+                                  inference("infer", "resnet152", 8, {0.5})}),
+                     {"v100-pcie3x16"}, 1.0);
+  const std::uint32_t train = job_index(r, "train");
+  const std::uint32_t infer = job_index(r, "infer");
+  // The training model is unloaded: its state and unfinished iteration are dropped at once.
+  TimeNs discarded = -1;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::Preempt && e.job == train && e.label == "discard") discarded = e.t_ns;
+  }
+  REQUIRE(discarded >= 500'000'000);
+  // Its last layer ran to the end; the clean-up and the messages follow, then one copy.
+  TimeNs last_layer_end = 0;
+  for (const Interval& t : ops_of(r, train, OpKind::Compute)) {
+    if (t.status == OpStatus::Ok && t.end <= discarded) last_layer_end = t.end;
+  }
+  CHECK(last_layer_end == discarded);
+  const auto loads = ops_of(r, infer, OpKind::CopyH2D);
+  REQUIRE(loads.size() == 1);
+  CHECK(loads[0].start == discarded + kSwitchMessagesNs + p.event_ns + p.free_ns);
+  CHECK(loads[0].end - loads[0].start == cost.h2d_ns(m.weight_bytes(), false));
+  const auto computes = ops_of(r, infer, OpKind::Compute);
+  REQUIRE(computes.size() == 1);
+  CHECK(computes[0].start == loads[0].end);
+  // Training comes back by reloading its state whole.
+  std::size_t train_loads = 0;
+  for (const Interval& l : ops_of(r, train, OpKind::CopyH2D)) train_loads += l.start > discarded;
+  CHECK(train_loads == 1);
+}
+
+TEST_CASE("kill_restart waits for the killed process to be reaped", "[pipeswitch]") {
+  const DeviceProfile p = profile("v100-pcie3x16");
+  const Model& m = zoo().at("resnet50");
+  const auto r = run({{"switching", "kill_restart"}},
+                     json::array({training("train", "resnet152", 8, 1000),
+                                  inference("infer", "resnet50", 8, {4.0})}),
+                     {"v100-pcie3x16"}, 8.0);
+  const std::uint32_t train = job_index(r, "train");
+  TimeNs killed = -1;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::Preempt && e.job == train && e.label == "kill") killed = e.t_ns;
+  }
+  REQUIRE(killed == 4'000'000'000);
+  // The killed process's memory stays allocated until it is reaped, 0.3 s later.
+  std::int64_t held = 0, reaped = 0;
+  for (const Event& e : r.log.events()) {
+    if (e.job != train) continue;
+    if (e.kind == EventKind::Alloc && e.t_ns <= killed) held += e.a;
+    if (e.kind == EventKind::Free && e.t_ns <= killed) held -= e.a;
+    if (e.kind == EventKind::Free && e.t_ns > killed && e.t_ns < killed + p.process_reap_ns) {
+      FAIL("memory freed before the reap at " << e.t_ns);
+    }
+    if (e.kind == EventKind::Free && e.label == "reaped") {
+      CHECK(e.t_ns == killed + p.process_reap_ns);
+      reaped += e.a;
+    }
+  }
+  CHECK(held > 0);
+  CHECK(reaped == held);
+  // The new process is spawned once the old one is reaped (kill(); join()), and builds ResNet-50.
+  TimeNs spawned = -1;
+  DurationNs start_cost = 0;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::ContextCreate && e.t_ns > killed && spawned < 0) {
+      spawned = e.t_ns;
+      start_cost = e.b;
+    }
+  }
+  CHECK(spawned == killed + p.process_reap_ns);
+  CHECK(start_cost == p.process_start_ns + p.context_create_ns + p.model_build_ns(m));
 }
 
 TEST_CASE("compute of each group starts only after that group's copy", "[pipeswitch]") {
@@ -284,7 +448,7 @@ TEST_CASE("preemption stops training at a layer boundary and resumes it there", 
         for (const Interval& l : loads) {
           if (l.start >= arrivals[q] && l.start < first_load) first_load = l.start;
         }
-        CHECK(first_load == stopped + kSwitchMessagesNs);
+        CHECK(first_load == stopped + kSwitchMessagesNs + kIssueNs);
         // Training continues where it stopped: the next op is adjacent to the last completed
         // one (no layer redone, none skipped).
         const Interval* before = nullptr;
@@ -411,7 +575,7 @@ TEST_CASE("when memory is short the preempted job's state makes room", "[pipeswi
   CHECK(bad.empty());
   std::size_t kills = 0;
   for (const Event& e : r.log.events()) {
-    if (e.kind == EventKind::Preempt && e.label == "kill") ++kills;
+    if (e.kind == EventKind::Preempt && e.label == "discard") ++kills;
   }
-  CHECK(kills == 2);  // once per request: the training state leaves, then comes back
+  CHECK(kills == 2);  // once per request: the training state leaves (at once), then comes back
 }

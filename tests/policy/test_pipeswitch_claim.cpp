@@ -7,9 +7,11 @@
 //
 // What this test measures (ms; the 20-request sweep agrees within 0.15 ms):
 //   model          ready   pipeswitch (overhead)   mps (overhead)   stop_and_start
-//   ResNet-152     21.44   25.48 (4.03)            47.09 (25.65)    2783
-//   Inception-v3   11.55   11.92 (0.37)            24.10 (12.56)    2760
-//   BERT-base/251  36.56   47.07 (10.51)           81.24 (44.68)    2818
+//   ResNet-152     21.44   26.71 (5.27)            47.09 (25.65)    2783
+//   Inception-v3   11.55   11.95 (0.41)            24.10 (12.56)    2760
+//   BERT-base/251  36.56   47.71 (11.15)           81.24 (44.68)    2818
+// (pipeswitch with the artifact's per-group host work, issue 10; the other columns as
+// measured before it)
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -57,10 +59,10 @@ struct Expected {
 TEST_CASE("PipeSwitch's central claim on the V100 profile (small configuration)",
           "[pipeswitch][claim]") {
   // Two requests, each while training runs: at 3 s (stop_and_start's cold-started training
-  // runs from 2.74 s) and at 9 s (after stop_and_start restarted it).
+  // runs from about 2.2 s) and at 9 s (after stop_and_start restarted it).
   const std::vector<double> requests{3.0, 9.0};
-  for (const Expected& x : {Expected{"resnet152", 4.03}, Expected{"inception_v3", 0.37},
-                            Expected{"bert_base_seq251", 10.51}}) {
+  for (const Expected& x : {Expected{"resnet152", 5.27}, Expected{"inception_v3", 0.41},
+                            Expected{"bert_base_seq251", 11.15}}) {
     DYNAMIC_SECTION(x.model) {
       const double ready = mean_latency_ms("ready_model", x.model, requests, 9.3);
       const double pipeswitch = mean_latency_ms("pipeswitch", x.model, requests, 9.3);
@@ -71,18 +73,20 @@ TEST_CASE("PipeSwitch's central claim on the V100 profile (small configuration)"
                     << " ms, stop_and_start " << stop_start << " ms");
 
       // Total overhead: within the paper's upper end (34.6 ms) for every model. Its lower end
-      // (5.4 ms) is not reached for ResNet-152 (4.0) and Inception-v3 (0.4): in gpumux the
-      // overhead is the in-flight training layer (0.1-0.3 ms), two IPC messages (0.2 ms) and the
-      // part of the copy that compute cannot hide (V100 copy 25.1 ms vs compute 21.4 ms for
-      // ResNet-152, 11.3 vs 11.5 ms for Inception-v3, 45.1 vs 36.6 ms for BERT). The artifact
-      // also pays a host event.synchronize() and a Python pipe message per group and Python
-      // task start-up, which gpumux does not charge (no anchor for them outside held-out data).
+      // (5.4 ms) is not reached for ResNet-152 (5.3) and Inception-v3 (0.4): in gpumux the
+      // overhead is the in-flight training layer (0.1-0.3 ms), two IPC messages (0.2 ms), the
+      // artifact's host work per group (event synchronize, pipe message, Python issue: the copy
+      // engine idles 35.5 us per group, interference-anchors §5) and the part of the copy that
+      // compute cannot hide (V100 copy 25.1 ms vs compute 21.4 ms for ResNet-152, 11.3 vs
+      // 11.5 ms for Inception-v3, 45.1 vs 36.6 ms for BERT). Python task start-up in the
+      // worker is not charged (no anchor outside held-out data).
       CHECK(overhead > 0.0);
       CHECK(overhead <= 34.6);
       CHECK(overhead == Approx(x.overhead_ms).margin(0.1));
 
-      // Stop-and-start pays a process start and CUDA context (2.74 s in the profile): at least
-      // 50x PipeSwitch's latency, as claimed (60-230x here).
+      // Stop-and-start pays a process start and CUDA context (2.14 s in the profile) and, when
+      // the policy names the job its process is for, the model's construction and weight read
+      // (ResNet-152: 1.19 s): at least 50x PipeSwitch's latency, as claimed.
       CHECK(stop_start >= 50.0 * pipeswitch);
 
       // MPS: the claim's 10-50x is on the overhead. gpumux reproduces it for Inception-v3 (36x)

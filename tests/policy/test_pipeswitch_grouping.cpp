@@ -46,6 +46,29 @@ TEST_CASE("predicted_time follows the pipeline recurrence", "[pipeswitch]") {
   CHECK_THROWS_AS(predicted_time(layers, GroupStarts{0, 2, 1}, o), std::invalid_argument);
 }
 
+TEST_CASE("the artifact's per-group host gap delays every later copy", "[pipeswitch]") {
+  // Three layers (t, e): o_c = 10, o_s = 5 (the worker's recv), o_h = 30 (Python issue + event
+  // sync + pipe message: the copy engine idles that long per group).
+  const std::vector<LayerCost> layers{{100, 80}, {50, 300}, {200, 10}};
+  const GroupOverheads o{10, 5, 30};
+  // Per layer: S = 140, 230, 470 (each copy 10 + 30 + t later than the one before);
+  //            C = 140+5+80 = 225, max(225,230)+5+300 = 535, max(535,470)+5+10 = 550.
+  CHECK(predicted_time(layers, GroupStarts{0, 1, 2}, o) == 550);
+  // The same without the gap: S = 110, 170, 380; C = 195, 500, 515.
+  CHECK(predicted_time(layers, GroupStarts{0, 1, 2}, GroupOverheads{10, 5}) == 515);
+  // {0} {1,2}: S = 140, C = 225; S = 140+40+250 = 430, C = 430+5+310 = 745.
+  CHECK(predicted_time(layers, GroupStarts{0, 1}, o) == 745);
+  // {0,1} {2}: S = 190, C = 190+5+380 = 575; S = 430, C = 575+5+10 = 590. Whole: 390+5+390.
+  CHECK(predicted_time(layers, GroupStarts{0, 2}, o) == 590);
+  CHECK(predicted_time(layers, GroupStarts{0}, o) == 785);
+  // No pipelining: 350 + 390 + 3 x (10 + 30 + 5).
+  CHECK(predicted_sequential_time(layers, GroupStarts{0, 1, 2}, o) == 875);
+  const GroupingResult r = optimal_grouping(layers, o);
+  CHECK(r.time_ns == 550);
+  CHECK(r.starts == GroupStarts{0, 1, 2});
+  CHECK(brute_force_grouping(layers, o).time_ns == 550);
+}
+
 TEST_CASE("optimal grouping of a hand-made case", "[pipeswitch]") {
   const std::vector<LayerCost> layers{{100, 50}, {20, 200}, {300, 10}};
   const GroupOverheads o{10, 1};
@@ -68,7 +91,8 @@ TEST_CASE("optimal grouping equals brute force on random layer lists", "[pipeswi
       l.compute_ns = static_cast<DurationNs>(rng() % 5000);
     }
     const GroupOverheads o{static_cast<DurationNs>(rng() % 400),
-                           static_cast<DurationNs>(rng() % 400)};
+                           static_cast<DurationNs>(rng() % 400),
+                           static_cast<DurationNs>(rng() % 2 == 0 ? 0 : rng() % 400)};
     DYNAMIC_SECTION("trial " << trial << " (" << n << " layers)") {
       const GroupingResult best = brute_force_grouping(layers, o);
       for (const bool bound : {false, true}) {
@@ -115,16 +139,20 @@ TEST_CASE("optimal grouping is never worse than per-layer or whole on any zoo mo
     for (const std::string& name : zoo().names()) {
       const Model& model = zoo().at(name);
       for (const std::uint32_t batch : {1u, 8u}) {
-        DYNAMIC_SECTION(name << " batch " << batch << " on " << device) {
-          const auto layers = inference_layer_costs(model, cost, batch);
-          const GroupOverheads o = group_overheads(cost, p.event_ns);
-          const GroupingResult r = optimal_grouping(layers, o);
-          INFO("groups " << r.starts.size() << ", nodes " << r.stats.nodes);
-          CHECK(predicted_time(layers, r.starts, o) == r.time_ns);
-          CHECK(r.time_ns <= predicted_time(layers, per_layer_starts(layers.size()), o));
-          CHECK(r.time_ns <= predicted_time(layers, whole_model_starts(layers.size()), o));
-          if (model.has_grouping("pipeswitch")) {
-            CHECK(r.time_ns <= predicted_time(layers, model.grouping("pipeswitch").starts, o));
+        // The CUDA-backend form (event wait) and the artifact's (recv 3 us, gap 35.5 us).
+        for (const GroupOverheads o :
+             {group_overheads(cost, p.event_ns), group_overheads(cost, 3'000, 35'500)}) {
+          DYNAMIC_SECTION(name << " batch " << batch << " on " << device << ", gap "
+                               << o.copy_gap_ns) {
+            const auto layers = inference_layer_costs(model, cost, batch);
+            const GroupingResult r = optimal_grouping(layers, o);
+            INFO("groups " << r.starts.size() << ", nodes " << r.stats.nodes);
+            CHECK(predicted_time(layers, r.starts, o) == r.time_ns);
+            CHECK(r.time_ns <= predicted_time(layers, per_layer_starts(layers.size()), o));
+            CHECK(r.time_ns <= predicted_time(layers, whole_model_starts(layers.size()), o));
+            if (model.has_grouping("pipeswitch")) {
+              CHECK(r.time_ns <= predicted_time(layers, model.grouping("pipeswitch").starts, o));
+            }
           }
         }
       }
