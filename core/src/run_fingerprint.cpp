@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gpumux/sha256.hpp"
+#include "gpumux/summary.hpp"
 
 namespace gpumux {
 namespace {
@@ -23,6 +24,7 @@ std::string run_fingerprint(const ExperimentConfig& config,
                             const std::filesystem::path& repo_root) {
   std::ostringstream text;
   text << "gpumux " << GPUMUX_VERSION << '\n';
+  text << "summary " << kSummaryFormat << '\n';
   // nlohmann::json keeps object keys sorted, so the dump is canonical.
   nlohmann::json resolved = config.resolved;
   // Where the results go is not an input to them.

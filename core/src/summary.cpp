@@ -51,19 +51,33 @@ TimeNs union_length(std::vector<Interval> v) {
   return total;
 }
 
+/// Latency statistics; with no sample every statistic is null (no request served has no
+/// latency, and 0 ms would read as "instant").
 nlohmann::json latency_stats(const std::vector<double>& ms) {
   nlohmann::json j;
+  j["count"] = ms.size();
+  const nlohmann::json none(nullptr);
+  if (ms.empty()) {
+    for (const char* k : {"mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "min_ms"}) {
+      j[k] = none;
+    }
+    return j;
+  }
   double sum = 0;
   for (double v : ms) sum += v;
-  j["count"] = ms.size();
-  j["mean_ms"] = ms.empty() ? 0.0 : sum / static_cast<double>(ms.size());
+  j["mean_ms"] = sum / static_cast<double>(ms.size());
   j["p50_ms"] = percentile(ms, 50);
   j["p95_ms"] = percentile(ms, 95);
   j["p99_ms"] = percentile(ms, 99);
   j["p999_ms"] = percentile(ms, 99.9);
-  j["max_ms"] = ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end());
-  j["min_ms"] = ms.empty() ? 0.0 : *std::min_element(ms.begin(), ms.end());
+  j["max_ms"] = *std::max_element(ms.begin(), ms.end());
+  j["min_ms"] = *std::min_element(ms.begin(), ms.end());
   return j;
+}
+
+/// num / den, or null when den is not positive (a rate or share of nothing).
+nlohmann::json ratio_or_null(double num, double den) {
+  return den > 0 ? nlohmann::json(num / den) : nlohmann::json(nullptr);
 }
 
 struct JobAcc {
@@ -73,7 +87,66 @@ struct JobAcc {
   TimeNs gpu_ns = 0;
   std::vector<double> latencies_ms;
   std::uint64_t slo_met = 0;
+  std::vector<TimeNs> arrivals;         ///< logged request arrivals
+  std::vector<TimeNs> served_arrivals;  ///< arrival times of the served requests
+  std::uint64_t in_phase = 0;           ///< closed loop: ended inside the phase it was sent in
 };
+
+struct RequestCounts {
+  std::uint64_t arrived = 0, unserved = 0, slo_missed_unserved = 0;
+};
+
+/// Requests that arrived before the run's end, and those of them never served. An open-loop
+/// service's arrivals come from its spec: requests due after the service was rejected are never
+/// logged, but they arrived and were not served. A closed-loop client's come from the log.
+/// An unserved request whose SLO deadline passed before the end counts as an SLO miss; one
+/// whose deadline lies beyond the end is not judged.
+RequestCounts count_requests(const JobSpec& spec, JobAcc& a, TimeNs end_ns) {
+  std::vector<TimeNs> arrivals;
+  if (spec.closed_loop.enabled) {
+    arrivals = a.arrivals;
+  } else {
+    for (TimeNs t : spec.requests_ns) {
+      if (t <= end_ns) arrivals.push_back(t);
+    }
+    // Never fewer than logged (a platform may log what the spec does not list).
+    if (arrivals.size() < a.arrivals.size()) arrivals = a.arrivals;
+  }
+  std::sort(arrivals.begin(), arrivals.end());
+  std::sort(a.served_arrivals.begin(), a.served_arrivals.end());
+  RequestCounts c;
+  c.arrived = arrivals.size();
+  std::size_t k = 0;
+  for (TimeNs t : arrivals) {
+    while (k < a.served_arrivals.size() && a.served_arrivals[k] < t) ++k;
+    if (k < a.served_arrivals.size() && a.served_arrivals[k] == t) {
+      ++k;  // served
+      continue;
+    }
+    ++c.unserved;
+    if (spec.slo_ns > 0 && t + spec.slo_ns < end_ns) ++c.slo_missed_unserved;
+  }
+  return c;
+}
+
+/// The closed-loop "on" phase that contains `t` ends at the returned time; kTimeNever when the
+/// client has no phases (always on).
+TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
+  if (c.on_ns <= 0) return kTimeNever;
+  const DurationNs period = c.on_ns + c.off_ns;
+  const TimeNs k = t < c.start_ns ? 0 : (t - c.start_ns) / period;
+  return c.start_ns + k * period + c.on_ns;
+}
+
+/// Number of "on" phases of a closed-loop client that began before `until` (and before the
+/// client's end).
+std::uint64_t phases_begun(const ClosedLoop& c, TimeNs until) {
+  if (c.on_ns <= 0) return 0;
+  const TimeNs stop = std::min(until, c.end_ns);
+  if (stop <= c.start_ns) return 0;
+  const DurationNs period = c.on_ns + c.off_ns;
+  return static_cast<std::uint64_t>((stop - c.start_ns + period - 1) / period);
+}
 
 }  // namespace
 
@@ -113,12 +186,22 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
         }
         break;
       }
+      case EventKind::RequestArrival:
+        if (has_job) acc[e.job].arrivals.push_back(e.t_ns);
+        break;
       case EventKind::RequestEnd:
         if (has_job) {
           const double ms = static_cast<double>(e.b) * 1e-6;
           acc[e.job].latencies_ms.push_back(ms);
           const DurationNs slo = jobs[e.job].slo_ns;
           if (slo > 0 && e.b <= slo) ++acc[e.job].slo_met;
+          acc[e.job].served_arrivals.push_back(e.t_ns - e.b);
+          // Sent at t - latency; counted for its phase only if it ended inside it (PipeSwitch's
+          // client does not count a reply that comes after its phase's time ran out).
+          const ClosedLoop& c = jobs[e.job].closed_loop;
+          if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - e.b)) {
+            ++acc[e.job].in_phase;
+          }
         }
         break;
       case EventKind::IterationEnd:
@@ -143,14 +226,23 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
       case EventKind::ContextCreate:
         if (e.b > 0) ++contexts_started;
         break;
-      case EventKind::Preempt: ++preemptions; break;
-      case EventKind::Migrate: ++migrations; break;
-      case EventKind::PolicyMetric: metrics[std::string(e.label)].push_back(e.value); break;
+      case EventKind::Preempt:
+        ++preemptions;
+        break;
+      case EventKind::Migrate:
+        ++migrations;
+        break;
+      case EventKind::PolicyMetric:
+        metrics[std::string(e.label)].push_back(e.value);
+        break;
       case EventKind::DeviceNote:
         if (e.device < device_count && e.label == "timeslice") ++slices[e.device];
         break;
-      case EventKind::RunEnd: runtime_events = static_cast<std::uint64_t>(e.a); break;
-      default: break;
+      case EventKind::RunEnd:
+        runtime_events = static_cast<std::uint64_t>(e.a);
+        break;
+      default:
+        break;
     }
   }
   const TimeNs makespan = end_ns;
@@ -170,12 +262,15 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
   nlohmann::json job_rows = nlohmann::json::array();
   std::vector<double> all_latency, gpu_shares;
   std::map<std::string, double> tenant_gpu;
-  double total_gpu = 0, train_samples = 0;
-  std::uint64_t slo_total = 0, slo_met = 0, train_iters = 0;
+  double total_gpu = 0, train_samples = 0, train_rate_sum = 0, goodput_sum = 0;
+  std::uint64_t slo_total = 0, slo_met = 0, slo_judged = 0, train_iters = 0;
+  std::uint64_t requests_arrived = 0, requests_unserved = 0, slo_services = 0, train_jobs = 0;
+  std::map<std::string, std::uint64_t> outcomes_all, outcomes_training;
   std::vector<double> train_jct, all_jct;
+  std::vector<Interval> train_present;  // [arrival, end or run end) of each training job
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const JobSpec& spec = jobs[i];
-    const JobAcc& a = acc[i];
+    JobAcc& a = acc[i];
     nlohmann::json r;
     r["name"] = spec.name;
     r["kind"] = std::string(to_string(spec.kind));
@@ -183,34 +278,80 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
     r["batch"] = spec.batch;
     r["tenant"] = spec.tenant;
     r["status"] = a.status;
+    // What happened to the job, in one word: finished | rejected | unfinished (it ran, and was
+    // still running or waiting at the end) | never_started (it arrived, nothing of it ever ran)
+    // | not_arrived (the run ended before its arrival).
+    const bool arrived = a.arrival >= 0;
+    const std::string outcome = a.status == "finished"               ? "finished"
+                                : a.status.rfind("rejected", 0) == 0 ? "rejected"
+                                : !arrived                           ? "not_arrived"
+                                : a.first_start < 0                  ? "never_started"
+                                                                     : "unfinished";
+    r["outcome"] = outcome;
+    ++outcomes_all[outcome];
     r["arrival_s"] = ns_to_seconds(spec.arrival_ns);
     r["end_s"] = a.end < 0 ? nlohmann::json(nullptr) : nlohmann::json(ns_to_seconds(a.end));
     const TimeNs end_or_run = a.end < 0 ? makespan : a.end;
     const double jct_s = ns_to_seconds(end_or_run - spec.arrival_ns);
     r["jct_s"] = jct_s;
+    // Time the job was present: arrival to its end (finished or rejected) or the run's end.
+    const double present_s =
+        arrived ? ns_to_seconds(std::max<TimeNs>(0, end_or_run - a.arrival)) : 0.0;
+    r["present_s"] = present_s;
     r["gpu_time_s"] = ns_to_seconds(a.gpu_ns);
     if (a.status == "finished") all_jct.push_back(jct_s);
     total_gpu += ns_to_seconds(a.gpu_ns);
     tenant_gpu[spec.tenant] += ns_to_seconds(a.gpu_ns);
-    if (a.arrival >= 0) gpu_shares.push_back(ns_to_seconds(a.gpu_ns));
+    if (arrived) gpu_shares.push_back(ns_to_seconds(a.gpu_ns));
     if (spec.kind == JobKind::Training) {
+      ++outcomes_training[outcome];
+      ++train_jobs;
       r["iterations"] = a.iterations;
-      const double window_s = ns_to_seconds(end_or_run - (a.first_start < 0 ? end_or_run : a.first_start));
+      const double window_s =
+          ns_to_seconds(end_or_run - (a.first_start < 0 ? end_or_run : a.first_start));
       const double samples = static_cast<double>(a.iterations) * spec.batch;
-      r["samples_per_s"] = window_s > 0 ? samples / window_s : 0.0;
+      r["samples"] = samples;
+      r["samples_per_s"] = window_s > 0 ? samples / window_s : 0.0;  // while it ran
+      r["samples_per_s_present"] = ratio_or_null(samples, present_s);
+      if (present_s > 0) train_rate_sum += samples / present_s;
+      if (arrived) train_present.emplace_back(a.arrival, end_or_run);
       train_samples += samples;
       train_iters += a.iterations;
       if (a.status == "finished") train_jct.push_back(jct_s);
     } else {
-      r["requests"] = a.latencies_ms.size();
+      const std::uint64_t served = a.latencies_ms.size();
+      const RequestCounts rc = count_requests(spec, a, makespan);
+      r["requests"] = served;
+      r["requests_arrived"] = rc.arrived;
+      r["requests_unserved"] = rc.unserved;
       r["latency"] = latency_stats(a.latencies_ms);
+      requests_arrived += rc.arrived;
+      requests_unserved += rc.unserved;
       if (spec.slo_ns > 0) {
+        ++slo_services;
+        const std::uint64_t judged = served + rc.slo_missed_unserved;
+        r["slo_ms"] = ns_to_ms(spec.slo_ns);
+        r["slo_met"] = a.slo_met;
         r["slo_attainment"] =
-            a.latencies_ms.empty() ? 0.0
-                                   : static_cast<double>(a.slo_met) /
-                                         static_cast<double>(a.latencies_ms.size());
-        slo_total += a.latencies_ms.size();
+            ratio_or_null(static_cast<double>(a.slo_met), static_cast<double>(served));
+        r["slo_attainment_arrived"] =
+            ratio_or_null(static_cast<double>(a.slo_met), static_cast<double>(judged));
+        r["goodput_per_s"] = ratio_or_null(static_cast<double>(a.slo_met), present_s);
+        if (present_s > 0) goodput_sum += static_cast<double>(a.slo_met) / present_s;
+        slo_total += served;
+        slo_judged += judged;
         slo_met += a.slo_met;
+      }
+      const ClosedLoop& c = spec.closed_loop;
+      if (c.enabled && c.on_ns > 0) {
+        const std::uint64_t phases = phases_begun(c, makespan);
+        r["phases"] = {{"on_s", ns_to_seconds(c.on_ns)},
+                       {"off_s", ns_to_seconds(c.off_ns)},
+                       {"count", phases},
+                       {"requests_in_phase", a.in_phase},
+                       {"requests_in_phase_per_s",
+                        ratio_or_null(static_cast<double>(a.in_phase),
+                                      static_cast<double>(phases) * ns_to_seconds(c.on_ns))}};
       }
       all_latency.insert(all_latency.end(), a.latencies_ms.begin(), a.latencies_ms.end());
     }
@@ -218,10 +359,20 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
   }
   out["jobs"] = job_rows;
 
+  auto count_of = [](const std::map<std::string, std::uint64_t>& m, const char* k) {
+    const auto it = m.find(k);
+    return it == m.end() ? std::uint64_t{0} : it->second;
+  };
+  const nlohmann::json none(nullptr);
   nlohmann::json inf = latency_stats(all_latency);
+  inf["requests_arrived"] = requests_arrived;
+  inf["requests_unserved"] = requests_unserved;
   inf["slo_attainment"] =
-      slo_total == 0 ? nlohmann::json(nullptr)
-                     : nlohmann::json(static_cast<double>(slo_met) / static_cast<double>(slo_total));
+      ratio_or_null(static_cast<double>(slo_met), static_cast<double>(slo_total));
+  inf["slo_met"] = slo_services == 0 ? none : nlohmann::json(slo_met);
+  inf["slo_attainment_arrived"] =
+      ratio_or_null(static_cast<double>(slo_met), static_cast<double>(slo_judged));
+  inf["goodput_per_s"] = slo_services == 0 ? none : nlohmann::json(goodput_sum);
   out["inference"] = inf;
 
   auto mean = [](const std::vector<double>& v) {
@@ -229,15 +380,36 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
     for (double x : v) s += x;
     return v.empty() ? 0.0 : s / static_cast<double>(v.size());
   };
+  // Statistics of no finished job do not exist: null, not 0 s.
+  auto mean_or_null = [&](const std::vector<double>& v) {
+    return v.empty() ? none : nlohmann::json(mean(v));
+  };
+  auto percentile_or_null = [&](const std::vector<double>& v, double p) {
+    return v.empty() ? none : nlohmann::json(percentile(v, p));
+  };
+  const double train_present_s = ns_to_seconds(union_length(train_present));
   out["training"] = {{"iterations", train_iters},
                      {"samples", train_samples},
                      {"samples_per_s", makespan_s > 0 ? train_samples / makespan_s : 0.0},
-                     {"mean_jct_s", mean(train_jct)},
-                     {"finished", train_jct.size()}};
-  out["jobs_overall"] = {{"finished", all_jct.size()},
-                         {"mean_jct_s", mean(all_jct)},
-                         {"p50_jct_s", percentile(all_jct, 50)},
-                         {"p95_jct_s", percentile(all_jct, 95)},
+                     {"samples_per_s_present_sum", train_rate_sum},
+                     {"present_s", train_present_s},
+                     {"samples_per_s_while_present", ratio_or_null(train_samples, train_present_s)},
+                     {"mean_jct_s", mean_or_null(train_jct)},
+                     {"finished", train_jct.size()},
+                     {"jobs", train_jobs},
+                     {"rejected", count_of(outcomes_training, "rejected")},
+                     {"unfinished", count_of(outcomes_training, "unfinished")},
+                     {"never_started", count_of(outcomes_training, "never_started")},
+                     {"not_arrived", count_of(outcomes_training, "not_arrived")}};
+  out["jobs_overall"] = {{"jobs", jobs.size()},
+                         {"finished", all_jct.size()},
+                         {"rejected", count_of(outcomes_all, "rejected")},
+                         {"unfinished", count_of(outcomes_all, "unfinished")},
+                         {"never_started", count_of(outcomes_all, "never_started")},
+                         {"not_arrived", count_of(outcomes_all, "not_arrived")},
+                         {"mean_jct_s", mean_or_null(all_jct)},
+                         {"p50_jct_s", percentile_or_null(all_jct, 50)},
+                         {"p95_jct_s", percentile_or_null(all_jct, 95)},
                          {"makespan_s", ns_to_seconds(last_job_end)}};
 
   nlohmann::json tenants = nlohmann::json::object();
@@ -270,33 +442,40 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
 }
 
 void write_summary_csv(const nlohmann::json& summary, std::ostream& out) {
+  // The first 14 columns are those of earlier versions; the rest were added after them. A
+  // value that does not exist (no request served: no latency) is an empty cell, never 0.
   out << "name,kind,model,batch,status,jct_s,gpu_time_s,iterations,samples_per_s,requests,"
-         "latency_p50_ms,latency_p99_ms,latency_mean_ms,slo_attainment\n";
+         "latency_p50_ms,latency_p99_ms,latency_mean_ms,slo_attainment,outcome,present_s,"
+         "samples_per_s_present,requests_arrived,requests_unserved,slo_attainment_arrived,"
+         "goodput_per_s\n";
   auto num = [](const nlohmann::json& j, const char* key) -> std::string {
-    if (!j.contains(key) || j[key].is_null()) return "";
+    if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
     return j[key].dump();
   };
+  const nlohmann::json none;
   for (const auto& r : summary["jobs"]) {
+    const nlohmann::json& lat = r.contains("latency") ? r["latency"] : none;
     out << r["name"].get<std::string>() << ',' << r["kind"].get<std::string>() << ','
         << r["model"].get<std::string>() << ',' << r["batch"].dump() << ','
-        << r["status"].get<std::string>() << ',' << num(r, "jct_s") << ','
-        << num(r, "gpu_time_s") << ',' << num(r, "iterations") << ',' << num(r, "samples_per_s")
-        << ',' << num(r, "requests") << ',';
-    if (r.contains("latency")) {
-      out << r["latency"]["p50_ms"].dump() << ',' << r["latency"]["p99_ms"].dump() << ','
-          << r["latency"]["mean_ms"].dump();
-    } else {
-      out << ",,";
-    }
-    out << ',' << num(r, "slo_attainment") << '\n';
+        << r["status"].get<std::string>() << ',' << num(r, "jct_s") << ',' << num(r, "gpu_time_s")
+        << ',' << num(r, "iterations") << ',' << num(r, "samples_per_s") << ','
+        << num(r, "requests") << ',' << num(lat, "p50_ms") << ',' << num(lat, "p99_ms") << ','
+        << num(lat, "mean_ms") << ',' << num(r, "slo_attainment") << ','
+        << r["outcome"].get<std::string>() << ',' << num(r, "present_s") << ','
+        << num(r, "samples_per_s_present") << ',' << num(r, "requests_arrived") << ','
+        << num(r, "requests_unserved") << ',' << num(r, "slo_attainment_arrived") << ','
+        << num(r, "goodput_per_s") << '\n';
   }
+  // ALL: run-wide values. samples_per_s is the run's samples over its end;
+  // samples_per_s_present the sum of the jobs' rates over their time present.
   const auto& inf = summary["inference"];
   const auto& tr = summary["training"];
-  out << "ALL,,,,," << summary["jobs_overall"]["mean_jct_s"].dump() << ",,"
-      << tr["iterations"].dump() << ',' << tr["samples_per_s"].dump() << ','
-      << inf["count"].dump() << ',' << inf["p50_ms"].dump() << ',' << inf["p99_ms"].dump() << ','
-      << inf["mean_ms"].dump() << ',' << (inf["slo_attainment"].is_null() ? "" : inf["slo_attainment"].dump())
-      << '\n';
+  out << "ALL,,,,," << num(summary["jobs_overall"], "mean_jct_s") << ",," << tr["iterations"].dump()
+      << ',' << tr["samples_per_s"].dump() << ',' << inf["count"].dump() << ','
+      << num(inf, "p50_ms") << ',' << num(inf, "p99_ms") << ',' << num(inf, "mean_ms") << ','
+      << num(inf, "slo_attainment") << ",,," << num(tr, "samples_per_s_present_sum") << ','
+      << num(inf, "requests_arrived") << ',' << num(inf, "requests_unserved") << ','
+      << num(inf, "slo_attainment_arrived") << ',' << num(inf, "goodput_per_s") << '\n';
 }
 
 }  // namespace gpumux
