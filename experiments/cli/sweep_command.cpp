@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -199,10 +201,15 @@ int sweep_command(const SweepArgs& args) {
 }
 
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
-  std::cout << std::left << std::setw(26) << "run" << std::right << std::setw(9) << "requests"
-            << std::setw(10) << "p50 ms" << std::setw(10) << "p99 ms" << std::setw(10) << "mean ms"
-            << std::setw(12) << "train/s" << std::setw(9) << "GPU util" << std::setw(11)
-            << "mean JCT s" << std::setw(10) << "finished"
+  // A value that does not exist (no request served, no SLO in the workload) is "-", never 0.
+  // train/s is the sum over training jobs of samples per second while each was present
+  // (docs/metrics.md); rejected and never-started jobs are counted in their own columns.
+  std::cout << std::left << std::setw(24) << "run" << std::right << std::setw(9) << "requests"
+            << std::setw(9) << "unserved" << std::setw(10) << "p50 ms" << std::setw(11) << "p99 ms"
+            << std::setw(11) << "mean ms" << std::setw(7) << "SLO %" << std::setw(10) << "goodput/s"
+            << std::setw(9) << "train/s" << std::setw(9) << "GPU util" << std::setw(11)
+            << "mean JCT s" << std::setw(9) << "finished" << std::setw(9) << "rejected"
+            << std::setw(12) << "not started"
             << "\n";
   for (const auto& [label, file] : runs) {
     std::ifstream in(file);
@@ -211,23 +218,38 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
     const auto& inf = s["inference"];
     const double util =
         s["devices"].empty() ? 0.0 : s["devices"][0]["compute_utilisation"].get<double>();
-    const auto served = inf["count"].get<std::size_t>();
-    auto ms = [&](const char* key) {
+    auto fixed = [](const nlohmann::json& obj, const char* key, int precision, double scale = 1.0) {
       std::ostringstream o;
-      if (served == 0) {
+      if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) {
         o << "-";
       } else {
-        o << std::fixed << std::setprecision(2) << inf[key].get<double>();
+        o << std::fixed << std::setprecision(precision) << obj[key].get<double>() * scale;
       }
       return o.str();
     };
-    std::cout << std::left << std::setw(26) << label << std::right << std::setw(9) << served
-              << std::setw(10) << ms("p50_ms") << std::setw(10) << ms("p99_ms") << std::setw(10)
-              << ms("mean_ms") << std::fixed << std::setw(12) << std::setprecision(1)
-              << s["training"]["samples_per_s"].get<double>() << std::setw(8)
-              << std::setprecision(1) << util * 100 << "%" << std::setw(11) << std::setprecision(2)
-              << s["jobs_overall"]["mean_jct_s"].get<double>() << std::setw(10)
-              << s["jobs_overall"]["finished"].get<std::size_t>() << "\n";
+    auto count = [](const nlohmann::json& obj, const char* key) {
+      return obj.is_object() && obj.contains(key) && obj[key].is_number_unsigned()
+                 ? std::to_string(obj[key].get<std::uint64_t>())
+                 : std::string("-");
+    };
+    // Latency of no request is no number (older summaries wrote 0 for it).
+    const bool served = inf.value("count", std::uint64_t{0}) > 0;
+    auto latency = [&](const char* key) { return served ? fixed(inf, key, 2) : std::string("-"); };
+    const auto& tr = s["training"];
+    const auto& all = s["jobs_overall"];
+    // Summaries written before samples_per_s_present_sum existed show their samples_per_s.
+    const char* train_key =
+        tr.contains("samples_per_s_present_sum") ? "samples_per_s_present_sum" : "samples_per_s";
+    std::cout << std::left << std::setw(24) << label << std::right << std::setw(9)
+              << count(inf, "count") << std::setw(9) << count(inf, "requests_unserved")
+              << std::setw(10) << latency("p50_ms") << std::setw(11) << latency("p99_ms")
+              << std::setw(11) << latency("mean_ms") << std::setw(7)
+              << fixed(inf, "slo_attainment_arrived", 1, 100.0) << std::setw(10)
+              << fixed(inf, "goodput_per_s", 2) << std::setw(9) << fixed(tr, train_key, 1)
+              << std::setw(8) << std::fixed << std::setprecision(1) << util * 100 << "%"
+              << std::setw(11) << fixed(all, "mean_jct_s", 2) << std::setw(9)
+              << count(all, "finished") << std::setw(9) << count(all, "rejected") << std::setw(12)
+              << count(all, "never_started") << "\n";
   }
 }
 
