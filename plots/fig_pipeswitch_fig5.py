@@ -32,7 +32,9 @@ def plot(fig):
                 j = lat.get((d, m, p))
                 if j is None:
                     continue
-                over = j["latency"]["mean_ms"] - ready["latency"]["mean_ms"] if ready else ""
+                mean, ready_mean = j["latency"]["mean_ms"], ready and ready["latency"]["mean_ms"]
+                # No request served: no latency, an empty cell (never 0 ms).
+                over = mean - ready_mean if mean is not None and ready_mean is not None else ""
                 rows.append([d, m, p, j["requests"], j["latency"]["mean_ms"],
                              j["latency"]["min_ms"], j["latency"]["max_ms"], over])
     fig.write_csv(["device", "model", "system", "requests", "mean_ms", "min_ms", "max_ms",

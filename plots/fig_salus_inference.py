@@ -23,8 +23,15 @@ def per_model(summary):
     for j in summary["jobs"]:
         if j["kind"] == "inference":
             out.setdefault(j["model"], []).append(j)
-    return {m: (sum(j["latency"]["mean_ms"] for j in js) / len(js),
-                max(j["latency"]["p99_ms"] for j in js), sum(j["requests"] for j in js),
+    def mean_of(vals):  # instances that served no request have no latency (None)
+        vals = [v for v in vals if v is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    def max_of(vals):
+        vals = [v for v in vals if v is not None]
+        return max(vals) if vals else None
+    return {m: (mean_of(j["latency"]["mean_ms"] for j in js),
+                max_of(j["latency"]["p99_ms"] for j in js), sum(j["requests"] for j in js),
                 sum(j["status"] == "finished" for j in js), len(js)) for m, js in out.items()}
 
 

@@ -43,7 +43,8 @@ def plot(fig):
             for sy in SYSTEMS:
                 if (bg, m, sy) in p95:
                     v, n = p95[(bg, m, sy)]
-                    rows.append([bg, m, sy, n, v, v / sf[0] if sf else "",
+                    # No request served: no p95 (an empty cell, no bar), never 0 ms.
+                    rows.append([bg, m, sy, n, v, v / sf[0] if v and sf and sf[0] else "",
                                  PAPER.get(bg, {}).get(m, "")])
     fig.write_csv(["background_training", "inference_model", "system", "requests", "p95_ms",
                    "over_switchflow", "paper_tf_over_switchflow"], rows)
@@ -54,7 +55,7 @@ def plot(fig):
         systems = [s for s in SYSTEMS if any(k[0] == bg and k[2] == s for k in p95)]
         val = lambda m, s: p95[(bg, m, s)][0] if (bg, m, s) in p95 else None
         figlib.bars(ax, MODELS, systems, val, COLORS, LABELS)
-        top = max((v[0] for k, v in p95.items() if k[0] == bg), default=1)
+        top = max((v[0] for k, v in p95.items() if k[0] == bg and v[0] is not None), default=1)
         for i, m in enumerate(MODELS):
             sf, ts = val(m, "switchflow"), val(m, "time_slicing")
             text = f"x{ts / sf:.2f}" if sf and ts else ""

@@ -61,7 +61,7 @@ def plot(fig):
                         ax.plot([x - 0.18, x + 0.18], [solo[(dev, model)]] * 2, color="black",
                                 linewidth=1.5, label="solo" if (i, k) == (0, "high") else None)
                     if (p, where, bg, m) in co and co[(p, where, bg, m)][k == "low"]["status"] \
-                            == "rejected":
+                            .startswith("rejected"):  # "rejected: <reason>"
                         ax.annotate("OOM", (x, 0), ha="center", va="bottom", fontsize=7)
             ax.set_xticklabels([figlib.model_name(m) for m in MODELS], rotation=35, ha="right",
                                fontsize=8)
