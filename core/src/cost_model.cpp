@@ -67,7 +67,14 @@ double update_passes(Optimizer o) noexcept {
 }  // namespace
 
 double CostModel::occupancy(const Layer& layer, std::uint32_t batch) const noexcept {
-  if (layer.gemms.empty()) return 1.0;
+  const double t = tiles(layer, batch);
+  if (t < 0) return 1.0;
+  const double sms = std::max<std::uint32_t>(profile_->sm_count, 1);
+  return std::clamp(t / sms, 1.0 / sms, 1.0);
+}
+
+double CostModel::tiles(const Layer& layer, std::uint32_t batch) const noexcept {
+  if (layer.gemms.empty()) return -1.0;
   const std::uint64_t tm = std::max<std::uint32_t>(profile_->tile_m, 1);
   const std::uint64_t tn = std::max<std::uint32_t>(profile_->tile_n, 1);
   const std::uint64_t b = std::max<std::uint32_t>(batch, 1);
@@ -84,8 +91,7 @@ double CostModel::occupancy(const Layer& layer, std::uint32_t batch) const noexc
                static_cast<double>(g.count);
     }
   }
-  const double sms = std::max<std::uint32_t>(profile_->sm_count, 1);
-  return std::clamp(tiles / sms, 1.0 / sms, 1.0);
+  return tiles;
 }
 
 DurationNs CostModel::layer_compute_ns(const Model& model, std::uint32_t layer_index,
@@ -151,6 +157,11 @@ std::uint32_t CostModel::layer_kernels(const Model& model, std::uint32_t layer,
 
 DurationNs CostModel::op_ns(const Model& model, LayerRange range, std::uint32_t batch, Pass pass,
                             bool inference) const {
+  return op_kernels(model, range, batch, pass, inference).solo_ns();
+}
+
+OpKernels CostModel::op_kernels(const Model& model, LayerRange range, std::uint32_t batch,
+                                Pass pass, bool inference) const {
   if (range.last > model.layer_count() || range.first > range.last) {
     throw std::out_of_range("layer range [" + std::to_string(range.first) + ", " +
                             std::to_string(range.last) + ") outside model '" + model.name() +
@@ -158,14 +169,35 @@ DurationNs CostModel::op_ns(const Model& model, LayerRange range, std::uint32_t 
   }
   // Saturating: a layer's time is clamped at kMaxDurationNs, and a sum of such times (or the
   // kernel count times the launch cost) must not overflow int64.
-  DurationNs total = options_.framework_overhead_ns;
+  const DurationNs host_per_kernel =
+      saturating_add(options_.framework_overhead_ns, profile_->launch_ns);
+  const double sms = std::max<std::uint32_t>(profile_->sm_count, 1);
+  OpKernels k;
   for (std::uint32_t i = range.first; i < range.last; ++i) {
-    if (inference && model.layers()[i].aux) continue;
-    total = saturating_add(total, layer_compute_ns(model, i, batch, pass));
-    total =
-        saturating_add(total, saturating_mul(layer_kernels(model, i, pass), profile_->launch_ns));
+    const Layer& layer = model.layers()[i];
+    if (inference && layer.aux) continue;
+    const DurationNs t = layer_compute_ns(model, i, batch, pass);
+    const std::uint32_t n = layer_kernels(model, i, pass);
+    k.kernels += n;
+    k.gpu_ns = saturating_add(k.gpu_ns, t);
+    k.gpu_ns = saturating_add(k.gpu_ns, saturating_mul(n, profile_->launch_ns));
+    k.host_ns = saturating_add(k.host_ns, saturating_mul(n, host_per_kernel));
+    if (n == 0 || t <= 0) continue;
+    const double d = static_cast<double>(t) / n;  // the layer's kernels share its time evenly
+    const double g = tiles(layer, batch);
+    if (g < 0) {  // memory-bound: blocks over every SM until the end
+      k.full_residual_ns2 += n * d * d / 2;
+      continue;
+    }
+    if (g < sms) continue;  // leaves SMs free: other kernels fit beside it
+    // w waves of d / w; a partial last wave leaves SMs free, so only the full waves block.
+    const double waves = std::ceil(g / sms);
+    const double full_waves = g >= waves * sms ? waves : waves - 1;
+    const double blocking = full_waves * d / waves;
+    k.full_residual_ns2 += n * blocking * blocking / 2;
+    k.full_wave_residual_ns2 += n * full_waves * (d / waves) * (d / waves) / 2;
   }
-  return total;
+  return k;
 }
 
 DurationNs CostModel::update_ns(const Model& model, Optimizer optimizer) const {
@@ -176,6 +208,20 @@ DurationNs CostModel::update_ns(const Model& model, Optimizer optimizer) const {
     if (l.params > 0) launches = saturating_add(launches, profile_->launch_ns);
   }
   return saturating_add(bw > 0 ? ceil_ns(bytes / bw) : 0, launches);
+}
+
+OpKernels CostModel::update_kernels(const Model& model, Optimizer optimizer) const {
+  OpKernels k;
+  for (const Layer& l : model.layers()) k.kernels += l.params > 0 ? 1 : 0;
+  k.gpu_ns = update_ns(model, optimizer);
+  k.host_ns = saturating_mul(k.kernels,
+                             saturating_add(options_.framework_overhead_ns, profile_->launch_ns));
+  if (k.kernels > 0) {
+    // Memory-bound passes over weights and optimizer slots: they fill the SMs, many waves.
+    const double d = static_cast<double>(k.gpu_ns) / k.kernels;
+    k.full_residual_ns2 = k.kernels * d * d / 2;
+  }
+  return k;
 }
 
 double CostModel::op_demand(const Model& model, LayerRange range, std::uint32_t batch,

@@ -287,6 +287,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   Cursor advance(const JobState& s, Cursor c, std::uint32_t layers, bool* ends_unit) const;
   LayerRange range_for(const JobState& s, const Cursor& c, std::uint32_t layers) const;
   DurationNs op_cost(const JobState& s, DeviceId device, const Cursor& c, LayerRange r) const;
+  OpKernels op_kernels(const JobState& s, DeviceId device, const Cursor& c, LayerRange r) const;
 
   Allocation allocate(JobState& s, DeviceId device, std::uint64_t bytes, std::string_view what);
   void release(JobState& s, DeviceId device, const Allocation& a, std::string_view what);
@@ -846,12 +847,14 @@ Cursor EngineImpl::advance(const JobState& s, Cursor c, std::uint32_t layers,
 
 DurationNs EngineImpl::op_cost(const JobState& s, DeviceId device, const Cursor& c,
                                LayerRange r) const {
+  return op_kernels(s, device, c, r).solo_ns();
+}
+
+OpKernels EngineImpl::op_kernels(const JobState& s, DeviceId device, const Cursor& c,
+                                 LayerRange r) const {
   const CostModel& cm = costs_[index_of(device)];
-  if (c.pass == Pass::Update) {
-    return saturating_add(cm.update_ns(*s.model, s.spec->optimizer),
-                          cm.options().framework_overhead_ns);
-  }
-  return cm.op_ns(*s.model, r, s.spec->batch, c.pass, s.inference());
+  if (c.pass == Pass::Update) return cm.update_kernels(*s.model, s.spec->optimizer);
+  return cm.op_kernels(*s.model, r, s.spec->batch, c.pass, s.inference());
 }
 
 DurationNs EngineImpl::estimate_next_ns(JobId job, DeviceId device, std::uint32_t layers) const {
@@ -952,7 +955,15 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   spec.purpose = spec.pass == Pass::Forward    ? OpPurpose::Forward
                  : spec.pass == Pass::Backward ? OpPurpose::Backward
                                                : OpPurpose::Update;
-  spec.solo_ns = op_cost(s, device, s.dispatched, range);
+  const OpKernels kernels = op_kernels(s, device, s.dispatched, range);
+  spec.solo_ns = kernels.solo_ns();
+  spec.kernels = kernels.kernels;
+  spec.gpu_ns = kernels.gpu_ns;
+  if (spec.solo_ns > 0) {
+    const double solo = static_cast<double>(spec.solo_ns);
+    spec.kernel_wait_ns = kernels.full_residual_ns2 / solo;
+    spec.kernel_wait_priority_ns = kernels.full_wave_residual_ns2 / solo;
+  }
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
   spec.demand = spec.pass == Pass::Update

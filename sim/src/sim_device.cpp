@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gpumux/sim/fluid_share.hpp"
+#include "gpumux/sim/kernel_share.hpp"
 
 namespace gpumux {
 
@@ -374,7 +375,28 @@ void SimDevice::recompute_rates(TimeNs now) {
     scratch_prio_.push_back(s.priority);
     scratch_caps_.push_back(op.cap);
   }
-  scratch_shares_.resize(scratch_ops_.size());
+  const std::size_t n = scratch_ops_.size();
+  scratch_shares_.resize(n);
+  scratch_speeds_.assign(n, 1.0);
+  if (is_gpu() && n >= 2) {
+    // Kernel level: each op's kernels wait for the others' GPU-filling kernels to retire
+    // (kernel_share.hpp); an op then occupies demand x (device busy fraction) x speed.
+    scratch_loads_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const OpSpec& spec = queues_.op(scratch_ops_[i]).spec;
+      const auto solo = static_cast<double>(spec.solo_ns);
+      const double gpu = spec.gpu_ns > 0 ? static_cast<double>(spec.gpu_ns) : solo;
+      scratch_loads_.push_back(KernelLoad{solo, gpu, static_cast<double>(spec.kernels),
+                                          spec.kernel_wait_ns, spec.kernel_wait_priority_ns,
+                                          scratch_prio_[i]});
+    }
+    kernel_wait_speeds(scratch_loads_, scratch_speeds_);
+    for (std::size_t i = 0; i < n; ++i) {
+      const KernelLoad& k = scratch_loads_[i];
+      if (k.solo_ns > 0 && k.gpu_ns < k.solo_ns) scratch_caps_[i] *= k.gpu_ns / k.solo_ns;
+      scratch_caps_[i] *= scratch_speeds_[i];
+    }
+  }
   fill_by_priority(1.0, scratch_prio_, scratch_caps_, scratch_shares_);
   std::size_t active = 0;
   for (const double share : scratch_shares_) active += share > 0.0 ? 1 : 0;
@@ -383,9 +405,11 @@ void SimDevice::recompute_rates(TimeNs now) {
     efficiency =
         is_gpu() && loaded_ == mps_tsg_ ? profile_.mps_efficiency : profile_.concurrent_efficiency;
   }
-  for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     OpState& op = queues_.op(scratch_ops_[i]);
-    op.rate = scratch_shares_[i] / op.cap;
+    // share / cap is the fraction of its (speed-limited) claim the op got.
+    op.rate =
+        scratch_caps_[i] > 0.0 ? scratch_speeds_[i] * scratch_shares_[i] / scratch_caps_[i] : 0.0;
     if (efficiency != 1.0) op.rate *= efficiency;
     op.finish_ns =
         op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;

@@ -450,19 +450,15 @@ TEST_CASE("switchflow reproduces Fig. 6: p95 of batch-1 inference under training
         // ResNet-50 3.46-3.49x, VGG-16 2.98x (the claim's 3x, narrowly missed for VGG-16).
         CHECK(ts / sf > 2.9);
         if (infer == "resnet50") CHECK(ts / sf > 3.0);
-        // Against MPS the claim holds only for VGG-16 inference (3.19x). gpumux's MPS is a
-        // fluid model: a kernel gets at most its occupancy of the GPU, so ResNet-50's batch-1
-        // layers (low occupancy) run at ~0.9x solo speed next to the training job (1.15x, gap
-        // to the paper's 3-7x); the paper's baseline was one TF process whose single compute
-        // stream queued the inference kernels behind the training's.
-        if (infer == "vgg16") {
-          CHECK(mps / sf > 3.0);
-        } else {
-          CHECK(mps / sf == Approx(1.15).epsilon(0.05));
-        }
-        // Unlike the paper (1.1-2x with MobileNetV2, 3-7x with ResNet-50, 8-15x with VGG-16
-        // behind), the gain does not grow with the background model: neither baseline's
-        // interference depends on its kernels' length here.
+        // Against MPS the claim holds everywhere: each inference kernel waits for the training
+        // kernels filling the SMs to retire (kernel-level sharing, sim/kernel_share.hpp).
+        // Measured: ResNet-50 inference 20.7x behind ResNet-50 training (paper 3-7x: gpumux's
+        // head-of-line rule is pessimistic, see docs/fidelity.md) and the service overloads
+        // behind VGG-16 training (its multi-ms kernels make a request slower than the 50 ms
+        // between arrivals; paper 8-15x). The gain grows with the background model's kernel
+        // length, as in the paper.
+        CHECK(mps / sf > 3.0);
+        if (train == "vgg16") CHECK(mps / sf > 15.0);
       }
     }
   }
@@ -500,8 +496,16 @@ TEST_CASE("switchflow reproduces Fig. 7: co-training throughput with migration (
   CHECK(high / high_solo > 0.97);
   CHECK(low / low_solo == Approx(1.0).epsilon(0.05));
   const auto [mps_low, mps_high] = rates("mps", json::array({{{"profile", "rtx2080ti"}}}));
-  CHECK(mps_high / high_solo < 0.55);
-  CHECK(high / mps_high > 1.8);
+  const double low_solo_2080 = solo("resnet50", "rtx2080ti");
+  INFO("mps img/s: low " << mps_low << " (solo on 2080 Ti " << low_solo_2080 << "), high "
+                         << mps_high);
+  // Kernel-level sharing is asymmetric: ResNet-50's kernels wait behind VGG-16's long ones,
+  // while VGG-16 loses only the SMs ResNet-50's kernels hold. Measured: VGG-16 keeps 0.875
+  // of its solo rate, ResNet-50 0.10 (the paper: both lose 20-55 %; gpumux's head-of-line
+  // rule overstates the wait behind long kernels, docs/fidelity.md).
+  CHECK(mps_high / high_solo < 0.95);
+  CHECK(mps_low / low_solo_2080 < 0.5);
+  CHECK(high / mps_high > 1.1);
   // Migrating to the CPU (panel d): the paper measured 11-13 img/s for ResNet-50 (TF-MKL); the
   // xeon-2x18 roofline profile gives several times more (gap: CPU efficiency of TF 1.13).
   const auto [cpu_low, cpu_high] =

@@ -108,29 +108,59 @@ TEST_CASE("Backward layer times use bwd_flops and twice the bytes", "[cost_model
   CHECK(cost.layer_compute_ns(model, 1, 1, Pass::Backward) == 267);
 }
 
-TEST_CASE("Op time adds launches per kernel and the framework overhead once", "[cost_model]") {
+TEST_CASE("Op time: device time with launches, at least the host's per-kernel cost",
+          "[cost_model]") {
   const auto profile = hand_profile();
   const auto model = two_layer_model();
   const CostModel cost(profile, CostOptions{Precision::Fp32, 500});
   CHECK(cost.layer_kernels(model, 0, Pass::Forward) == 1);
   CHECK(cost.layer_kernels(model, 0, Pass::Backward) == 2);
   CHECK(cost.layer_kernels(model, 0, Pass::Update) == 1);
-  // forward: 6554 + 134 + 2 kernels * 1000 + 500 overhead = 9188
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 9188);
-  // backward: 13108 + 267 + 4 kernels * 1000 + 500 = 17875
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Backward, false) == 17875);
-  // one layer: 134 + 1000 + 500
-  CHECK(cost.op_ns(model, LayerRange{1, 2}, 1, Pass::Forward, false) == 1634);
-  CHECK(cost.op_ns(model, LayerRange{1, 1}, 1, Pass::Forward, false) == 500);
+  // The host spends 500 (framework) + 1000 (launch) per kernel, ahead of the device.
+  // forward: device 6554 + 134 + 2 kernels * 1000 = 8688; host 2 * 1500 = 3000 -> 8688
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 8688);
+  // backward: 13108 + 267 + 4 kernels * 1000 = 17375; host 6000 -> 17375
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Backward, false) == 17375);
+  // one norm layer: device 134 + 1000 = 1134 < host 1500: host-bound
+  CHECK(cost.op_ns(model, LayerRange{1, 2}, 1, Pass::Forward, false) == 1500);
+  CHECK(cost.op_ns(model, LayerRange{1, 1}, 1, Pass::Forward, false) == 0);
   CHECK_THROWS_AS(cost.op_ns(model, LayerRange{0, 3}, 1, Pass::Forward, false), std::out_of_range);
+}
+
+TEST_CASE("Op kernels: counts, device and host time, residuals of GPU-filling kernels",
+          "[cost_model]") {
+  const auto profile = hand_profile();
+  const auto model = two_layer_model();
+  const CostModel cost(profile, CostOptions{Precision::Fp32, 500});
+  // batch 1: the conv's 2 tiles leave 2 of 4 SMs free (no blocking); the norm is memory-bound
+  // and blocks for its 134 ns: residual sum 134^2 / 2 = 8978.
+  const auto b1 = cost.op_kernels(model, LayerRange{0, 2}, 1, Pass::Forward, false);
+  CHECK(b1.kernels == 2);
+  CHECK(b1.gpu_ns == 8688);
+  CHECK(b1.host_ns == 3000);
+  CHECK(b1.solo_ns() == 8688);
+  CHECK(b1.full_residual_ns2 == Approx(8978));
+  CHECK(b1.full_wave_residual_ns2 == 0);
+  // batch 8: the conv has 8 x 2 = 16 tiles = 4 full waves of d / 4 (d = 26215): it blocks
+  // for all of d: 26215^2 / 2; a higher-priority kernel waits for one wave: 4 (d/4)^2 / 2.
+  // The norm (1051 ns) adds 1051^2 / 2.
+  const auto b8 = cost.op_kernels(model, LayerRange{0, 2}, 8, Pass::Forward, false);
+  CHECK(b8.full_residual_ns2 == Approx(26215.0 * 26215 / 2 + 1051.0 * 1051 / 2));
+  CHECK(b8.full_wave_residual_ns2 == Approx(26215.0 * 26215 / 8));
+  // batch 5: 5 x 2 = 10 tiles = 3 waves of d / 3 (d = 16384), the last one partial (2 of 4
+  // SMs): only the first two block, 2d/3. Norm: 658 ns.
+  const auto b5 = cost.op_kernels(model, LayerRange{0, 2}, 5, Pass::Forward, false);
+  const double blocking = 2 * 16384.0 / 3;
+  CHECK(b5.full_residual_ns2 == Approx(blocking * blocking / 2 + 658.0 * 658 / 2));
+  CHECK(b5.full_wave_residual_ns2 == Approx(2 * (16384.0 / 3) * (16384.0 / 3) / 2));
 }
 
 TEST_CASE("Inference skips aux layers", "[cost_model]") {
   const auto profile = hand_profile();
   const auto model = two_layer_model(/*norm_is_aux=*/true);
   const CostModel cost(profile, CostOptions{Precision::Fp32, 500});
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, true) == 6554 + 1000 + 500);
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 9188);
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, true) == 6554 + 1000);
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 8688);
 }
 
 TEST_CASE("Precision: tensor peaks for GEMM layers, halved bytes for 16-bit", "[cost_model]") {
@@ -191,9 +221,9 @@ TEST_CASE("Calibrated per-layer times override the roofline", "[cost_model]") {
   const CostModel cost(profile, CostOptions{Precision::Fp32, 500});
   CHECK(cost.layer_compute_ns(model, 0, 1, Pass::Forward) == 5000);
   CHECK(cost.layer_compute_ns(model, 1, 1, Pass::Backward) == 1500);
-  // forward op: 5000 + 700 + 2 launches + overhead
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 8200);
-  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Backward, false) == 15000);
+  // forward op: 5000 + 700 + 2 launches (host: 2 x 1500, hidden)
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 7700);
+  CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Backward, false) == 14500);
   // batch 8 is not calibrated: the roofline (26215 from above)
   CHECK(cost.layer_compute_ns(model, 0, 8, Pass::Forward) == 26215);
   // batch 2 has the wrong number of layers: an error naming the profile and entry

@@ -22,8 +22,29 @@ enum class Optimizer : std::uint8_t { Sgd, Momentum, Adam };
 
 struct CostOptions {
   Precision precision = Precision::Fp32;
-  /// Extra host-side cost per op dispatched (framework overhead, e.g. PyTorch eager), ns.
+  /// Host-side framework cost per kernel launched (e.g. PyTorch eager dispatch before the
+  /// driver launch), ns. An op takes at least its kernels x (this + launch_ns) of host time.
   DurationNs framework_overhead_ns = 0;
+};
+
+/// How one op's kernels use the device: what kernel-level sharing (SimDevice) needs.
+/// Durations in ns; the residual sums in ns^2.
+struct OpKernels {
+  std::uint32_t kernels = 0;  ///< kernels launched
+  DurationNs gpu_ns = 0;      ///< device busy time alone: kernel time plus launch_ns per kernel
+  DurationNs host_ns = 0;     ///< host time to launch them: (framework + launch_ns) per kernel
+  /// Over the op's kernels that fill every SM (duration d, w waves of d / w, f of them full:
+  /// a partial last wave leaves SMs free): sum (f d / w)^2 / 2 and sum f (d / w)^2 / 2.
+  /// Divided by the op's duration, the first is the mean time a kernel arriving at a random
+  /// instant waits until SMs free up (the running kernel's full waves retire: equal priority
+  /// cannot pass a kernel still dispatching); the second the wait for the running wave only
+  /// (what a higher-priority kernel waits). Kernels of layers without GEMMs are memory-bound
+  /// grids of many small blocks: they block for their whole duration, and their waves are
+  /// taken as too short to matter (0 in the second sum).
+  double full_residual_ns2 = 0;
+  double full_wave_residual_ns2 = 0;
+  /// Solo duration: the slower of the device and the host launching its kernels.
+  [[nodiscard]] DurationNs solo_ns() const noexcept { return gpu_ns > host_ns ? gpu_ns : host_ns; }
 };
 
 class CostModel {
@@ -37,12 +58,19 @@ class CostModel {
   /// Kernels one layer launches in a pass.
   [[nodiscard]] std::uint32_t layer_kernels(const Model& model, std::uint32_t layer,
                                             Pass pass) const noexcept;
-  /// Solo duration of an op running `range` in `pass`: sum of layer times plus one launch cost
-  /// per kernel plus the framework overhead once. Inference skips aux layers.
+  /// Solo duration of an op running `range` in `pass`: op_kernels(...).solo_ns(), i.e. the
+  /// larger of (layer times plus one launch cost per kernel) and (the host's per-kernel
+  /// framework plus launch cost). Inference skips aux layers.
   [[nodiscard]] DurationNs op_ns(const Model& model, LayerRange range, std::uint32_t batch,
                                  Pass pass, bool inference) const;
-  /// Optimizer update of all weights (one fused elementwise pass over weights and slots).
+  /// The kernels of that op (Forward or Backward; Update: use update_kernels).
+  [[nodiscard]] OpKernels op_kernels(const Model& model, LayerRange range, std::uint32_t batch,
+                                     Pass pass, bool inference) const;
+  /// Optimizer update of all weights (one fused elementwise pass over weights and slots),
+  /// device time including one launch per layer with weights; no framework cost.
   [[nodiscard]] DurationNs update_ns(const Model& model, Optimizer optimizer) const;
+  /// The update's kernels: one per layer with weights, each a memory-bound pass.
+  [[nodiscard]] OpKernels update_kernels(const Model& model, Optimizer optimizer) const;
   /// Fraction of the device an op of `range` can use alone (0, 1]: the GEMM tile occupancy,
   /// FLOP-weighted over its layers. Drives spatial sharing (MPS, concurrent streams).
   [[nodiscard]] double op_demand(const Model& model, LayerRange range, std::uint32_t batch,
@@ -56,6 +84,8 @@ class CostModel {
 
  private:
   [[nodiscard]] double occupancy(const Layer& layer, std::uint32_t batch) const noexcept;
+  /// GEMM output tiles of a layer (one thread block each); negative for a layer without GEMMs.
+  [[nodiscard]] double tiles(const Layer& layer, std::uint32_t batch) const noexcept;
   const DeviceProfile* profile_;
   CostOptions options_;
 };

@@ -22,13 +22,13 @@ enum class OpKind : std::uint8_t { Compute, CopyH2D, CopyD2H, CopyD2D, Host };
 
 /// What the op is for, so metrics and backends can tell weight loads from state migration.
 enum class OpPurpose : std::uint8_t {
-  Forward,          ///< compute: forward pass layers
-  Backward,         ///< compute: backward pass layers
-  Update,           ///< compute: optimizer step
-  LoadWeights,      ///< copy: weights host -> device
-  MigrateState,     ///< copy: training state between devices
-  StartContext,     ///< host: process start and/or context creation
-  Allocate,         ///< host: naive cudaMalloc calls
+  Forward,       ///< compute: forward pass layers
+  Backward,      ///< compute: backward pass layers
+  Update,        ///< compute: optimizer step
+  LoadWeights,   ///< copy: weights host -> device
+  MigrateState,  ///< copy: training state between devices
+  StartContext,  ///< host: process start and/or context creation
+  Allocate,      ///< host: naive cudaMalloc calls
   Other
 };
 [[nodiscard]] std::string_view to_string(OpPurpose p) noexcept;
@@ -86,6 +86,19 @@ struct OpSpec {
   DurationNs setup_ns = 0;
   /// Fraction of the device the op can use alone, (0, 1].
   double demand = 1.0;
+
+  // kernels (compute ops; all zero = unknown, the device then shares by `demand` alone)
+  /// Kernels the op launches.
+  std::uint32_t kernels = 0;
+  /// Time the device is busy running the op alone (<= solo_ns; less when the op is bound by
+  /// its host-side launch cost), ns. 0 = solo_ns.
+  DurationNs gpu_ns = 0;
+  /// Expected wait of another stream's kernel that needs SMs and arrives at a random instant
+  /// while this op runs alone: the residual of this op's GPU-filling kernels (running blocks
+  /// are not preempted), ns. `kernel_wait_priority_ns`: the same for a kernel of higher stream
+  /// priority, which waits only for the running wave to retire. See CostModel::op_kernels.
+  double kernel_wait_ns = 0;
+  double kernel_wait_priority_ns = 0;
   DepList after;
 };
 
@@ -102,7 +115,7 @@ struct OpRecord {
   OpStatus status = OpStatus::Ok;
   LayerRange layers{};
   TimeNs submitted_ns = 0;
-  TimeNs started_ns = 0;   ///< == finished_ns for ops dropped before they started
+  TimeNs started_ns = 0;  ///< == finished_ns for ops dropped before they started
   TimeNs finished_ns = 0;
   [[nodiscard]] DurationNs duration_ns() const noexcept { return finished_ns - started_ns; }
 };

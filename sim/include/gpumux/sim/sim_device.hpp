@@ -31,10 +31,15 @@
 //   until it runs out of runnable compute). Copies and host ops are not time-sliced.
 //   Notes to the observer: "context_switch" (value: target TSG) when a paid switch begins,
 //   "timeslice" (value: TSG index) whenever a TSG gets the GPU, the first activation included.
-//   Within the TSG holding the GPU, capacity 1.0 is divided by stream priority: levels from the
-//   most urgent (largest) down, each water-filling what is left among its ops with cap =
-//   op.demand; rate = share / demand. When two or more ops get a non-zero share, every rate is
-//   multiplied by mps_efficiency (MPS TSG) or concurrent_efficiency (any other TSG).
+//   Within the TSG holding the GPU (streams of one context, or all MPS clients) ops share at
+//   kernel level (kernel_share.hpp): with two or more running, each op's kernels wait for the
+//   others' GPU-filling kernels to retire (op.kernel_wait_ns, or kernel_wait_priority_ns for a
+//   kernel of higher stream priority), which gives each op a speed s <= 1. Then capacity 1.0
+//   is divided by stream priority: levels from the most urgent (largest) down, each
+//   water-filling what is left among its ops with cap = demand x (gpu_ns / solo_ns) x s;
+//   rate = s x share / cap. Ops without kernel data (kernels == 0) keep s = 1 and share by
+//   demand alone. When two or more ops get a non-zero share, every rate is multiplied by
+//   mps_efficiency (MPS TSG) or concurrent_efficiency (any other TSG).
 // Compute sharing (CPU)
 //   No time slicing: the same priority water-filling over capacity 1.0 (all cores; demand =
 //   fraction of cores) across all contexts, with concurrent_efficiency for 2+ ops.
@@ -66,6 +71,7 @@
 #include "gpumux/device.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/runtime.hpp"
+#include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
@@ -186,6 +192,8 @@ class SimDevice final : public Device {
   std::vector<int> scratch_prio_;
   std::vector<double> scratch_caps_;
   std::vector<double> scratch_shares_;
+  std::vector<double> scratch_speeds_;
+  std::vector<KernelLoad> scratch_loads_;
   std::vector<std::uint8_t> runnable_;  ///< per TSG
 };
 
