@@ -253,19 +253,17 @@ GroupStarts whole_model_starts(std::size_t layers) {
 std::vector<LayerCost> inference_layer_costs(const Model& model, const CostModel& cost,
                                              std::uint32_t batch) {
   const DurationNs call = cost.profile().h2d_latency_ns;
-  const DurationNs per_op = cost.options().framework_overhead_ns;
   std::vector<LayerCost> layers(model.layer_count());
   for (std::uint32_t j = 0; j < model.layer_count(); ++j) {
     layers[j].transfer_ns = cost.h2d_ns(model.layer(j).weight_bytes, /*pageable=*/false) - call;
     layers[j].compute_ns =
-        cost.op_ns(model, LayerRange{j, j + 1}, batch, Pass::Forward, /*inference=*/true) - per_op;
+        cost.op_ns(model, LayerRange{j, j + 1}, batch, Pass::Forward, /*inference=*/true);
   }
   return layers;
 }
 
 GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns, DurationNs copy_gap_ns) {
-  return GroupOverheads{cost.profile().h2d_latency_ns,
-                        sync_ns + cost.options().framework_overhead_ns, copy_gap_ns};
+  return GroupOverheads{cost.profile().h2d_latency_ns, sync_ns, copy_gap_ns};
 }
 
 }  // namespace gpumux::policies::pipeswitch

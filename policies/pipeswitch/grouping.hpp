@@ -9,13 +9,12 @@
 //   predicted time = C_G
 // with t_j = layer j's bytes / bandwidth, e_j its compute time, o_c the per-copy call cost,
 // o_h the host time per group during which the copy engine idles, and o_s the per-group cost
-// before a group computes (plus, in gpumux, the per-op framework overhead). In the artifact's
-// form (interference-anchors §5) the controller issues a copy (Python), blocks on an event
-// synchronize until it is done, sends a pipe message to the worker and only then issues the
-// next copy: o_h = Python issue + event-sync wake-up + one-way message, the worker may start
-// group i once the message arrived (S_i) and pays its recv (o_s). In the CUDA-backend form
-// (dossier §3.8) copies run back to back (o_h = 0) and o_s is an event wait. Both are the
-// same recurrence, so one search serves both.
+// before a group computes. In the artifact's form (interference-anchors §5) the controller
+// issues a copy (Python), blocks on an event synchronize until it is done, sends a pipe
+// message to the worker and only then issues the next copy: o_h = Python issue + event-sync
+// wake-up + one-way message, the worker may start group i once the message arrived (S_i) and
+// pays its recv (o_s). In the CUDA-backend form (dossier §3.8) copies run back to back
+// (o_h = 0) and o_s is an event wait. Both are the same recurrence, so one search serves both.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +30,7 @@ namespace gpumux::policies::pipeswitch {
 /// One layer as the grouping sees it.
 struct LayerCost {
   DurationNs transfer_ns = 0;  ///< t_j: its bytes over the host link, without the call cost
-  DurationNs compute_ns = 0;   ///< e_j: its forward time, without per-op overheads
+  DurationNs compute_ns = 0;   ///< e_j: its forward time as one op (device or host launch)
 };
 
 /// Fixed costs paid once per group.
@@ -98,14 +97,16 @@ inline constexpr std::size_t kBruteForceMaxLayers = 24;
 [[nodiscard]] GroupStarts whole_model_starts(std::size_t layers);
 
 /// Per-layer costs of an inference forward pass of `model` at `batch` on a device: t_j from
-/// the pinned host link, e_j = the cost model's layer time plus kernel launches (aux layers,
-/// skipped at inference, cost 0).
+/// the pinned host link, e_j = the layer's solo time as one op: the larger of its device time
+/// (kernels plus launches) and its host launch time (per-kernel framework overhead plus
+/// launch); aux layers, skipped at inference, cost 0. A group's op takes the larger of the
+/// sums, so when some layers are host-bound the prediction is an upper bound (exact with no
+/// framework overhead, as in the PipeSwitch experiments).
 [[nodiscard]] std::vector<LayerCost> inference_layer_costs(const Model& model,
                                                            const CostModel& cost,
                                                            std::uint32_t batch);
 
-/// o_c = the profile's per-copy latency; o_s = `sync_ns` plus the per-op framework overhead
-/// (every group is one dispatched op); o_h = `copy_gap_ns`.
+/// o_c = the profile's per-copy latency; o_s = `sync_ns`; o_h = `copy_gap_ns`.
 [[nodiscard]] GroupOverheads group_overheads(const CostModel& cost, DurationNs sync_ns,
                                              DurationNs copy_gap_ns = 0);
 
