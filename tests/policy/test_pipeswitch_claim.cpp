@@ -89,14 +89,15 @@ TEST_CASE("PipeSwitch's central claim on the V100 profile (small configuration)"
       // (ResNet-152: 1.19 s): at least 50x PipeSwitch's latency, as claimed.
       CHECK(stop_start >= 50.0 * pipeswitch);
 
-      // MPS: the claim's 10-50x is on the overhead. gpumux reproduces it for Inception-v3 (36x)
-      // but measures 4-6x for ResNet-152 and BERT; on latency MPS is only 1.7-2.2x worse. The
-      // simulator shares the GPU between MPS clients as a fluid (each op gets about half of the
-      // GPU while training runs, times mps_efficiency 0.9); on real MPS an inference kernel
-      // likely also waits behind the training job's queued kernels, which this model does not
-      // capture. The brief's "at least 10x lower latency than MPS" is not reproduced.
-      CHECK(mps > 1.5 * pipeswitch);
-      CHECK(mps - ready >= 4.0 * overhead);
+      // MPS: the claim's 10-50x is on the overhead. With kernel-level sharing (each kernel
+      // waits for the other client's GPU-filling kernels to retire) gpumux measures MPS
+      // latency 2.1x ready for ResNet-152 (23.3 ms added, 4.4x PipeSwitch's overhead),
+      // 1.9x for Inception-v3 (27x) and 1.46x for BERT (16.7 ms, 1.5x): BERT's long GEMM
+      // kernels make the training job wait behind them instead. The brief's "at least 10x
+      // lower latency than MPS" is not reproduced; PipeSwitch still beats MPS on every model.
+      CHECK(mps > pipeswitch);
+      CHECK(mps > 1.4 * ready);
+      CHECK(mps - ready >= 1.4 * overhead);
     }
   }
 }
