@@ -7,10 +7,12 @@
 // of killing a training process that was started for 0 ns and cold-starting itself again.
 //
 // Faithfulness notes (PipeSwitch OSDI'20 §2/§6, baseline "Stop-and-start"; the artifact's
-// kill_restart/kill_restart.py): kill the worker, spawn a process, import the model, move it
-// to the GPU, run. Simplified: the kill itself is instantaneous (process teardown is off the
-// critical path of the new task in gpumux), and model import/construction is part of the
-// profile's process_start_ns. Training state is reloaded from the host (no checkpoint cost).
+// kill_restart/kill_restart.py): `active_worker.kill(); join()`, then spawn a process that
+// imports the framework, builds the model (`torch.hub.load`), moves it to the GPU and runs.
+// So the new process is spawned once the killed one is reaped (the profile's process_reap_ns:
+// its device memory is released only then, interference-anchors §4.6), and its start builds
+// the job's model (ContextStart::ColdProcess with the job: construction per parameter plus the
+// weight read, D10). Training state is reloaded from the host (no checkpoint cost).
 #include <deque>
 #include <optional>
 
@@ -63,8 +65,8 @@ class StopAndStart final : public Policy {
     }
   }
   void on_timer(Context& ctx, TimerId, std::uint64_t tag) override {
-    if (tag != kDecideTag) return;
-    decide_pending_ = false;
+    if (tag == kDecideTag) decide_pending_ = false;
+    if (tag != kDecideTag && tag != kReapedTag) return;
     if (const auto next = next_target(ctx)) switch_to(ctx, next);
   }
   void on_job_finish(Context& ctx, JobId job) override {
@@ -87,10 +89,21 @@ class StopAndStart final : public Policy {
 
   void switch_to(Context& ctx, std::optional<JobId> target) {
     if (!target || (active_ && *active_ == *target)) return;
-    if (active_ && ctx.job(*active_).active()) ctx.preempt(*active_, PreemptMode::Kill);
-    active_ = target;
     const DeviceId gpu{0};
-    const ContextId c = ctx.create_context(gpu, ContextOptions{}, ContextStart::ColdProcess);
+    if (active_ && ctx.job(*active_).active()) {
+      ctx.preempt(*active_, PreemptMode::Kill);
+      active_.reset();
+      const DurationNs reap = ctx.device(gpu).process_reap_ns;
+      if (reap > 0) {  // join(): spawn once the killed process is reaped (a timer resumes)
+        reaped_at_ = ctx.now() + reap;
+        ctx.set_timer(reap, kReapedTag);
+        return;
+      }
+    }
+    if (ctx.now() < reaped_at_) return;  // still reaping: the timer spawns the next target
+    active_ = target;
+    const ContextId c =
+        ctx.create_context(gpu, ContextOptions{}, ContextStart::ColdProcess, *target);
     compute_ = ctx.create_stream(c, StreamOptions{0, 2});
     copy_ = ctx.create_stream(c, StreamOptions{0, 1});
     LoadOptions lo;
@@ -100,9 +113,11 @@ class StopAndStart final : public Policy {
   }
 
   static constexpr std::uint64_t kDecideTag = 1;
+  static constexpr std::uint64_t kReapedTag = 2;
 
   bool per_tensor_malloc_ = false;
   bool decide_pending_ = false;  // a zero-delay decision timer is set
+  TimeNs reaped_at_ = 0;         // no new process before the killed one is reaped
   std::optional<JobId> active_;
   StreamId compute_{}, copy_{};
   std::deque<JobId> requests_;  // one entry per pending request, FIFO

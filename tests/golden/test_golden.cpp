@@ -37,9 +37,13 @@ TEST_CASE("ready_model: one ResNet-152 batch-8 forward = sum of layer times + la
     expected += cost.layer_compute_ns(m, i, 8, Pass::Forward);
     expected += static_cast<DurationNs>(cost.layer_kernels(m, i, Pass::Forward)) * f.v100.launch_ns;
   }
-  nlohmann::json workload = {{"jobs", {{{"name", "svc"}, {"kind", "inference"},
-                                        {"model", "resnet152"}, {"batch", 8},
-                                        {"arrival_s", 0.0}, {"requests", {1.0}}}}}};
+  nlohmann::json workload = {{"jobs",
+                              {{{"name", "svc"},
+                                {"kind", "inference"},
+                                {"model", "resnet152"},
+                                {"batch", 8},
+                                {"arrival_s", 0.0},
+                                {"requests", {1.0}}}}}};
   const auto r = test::run_config(test::make_config("ready_model", workload));
   const auto lat = request_latencies_ns(r);
   REQUIRE(lat.size() == 1);
@@ -57,14 +61,23 @@ TEST_CASE("stop_and_start pays process start + context + whole-model transfer + 
   const DurationNs transfer = cost.h2d_ns(m.weight_bytes(), /*pageable=*/false);
   // The new process's context takes the GPU from the killed training context: one context
   // switch (the profile's context_switch_ns) before its first kernel.
-  const DurationNs expected = f.v100.process_start_ns + f.v100.context_create_ns + transfer +
+  // The killed training process is reaped first (join()), and the new one builds the model.
+  const DurationNs expected = f.v100.process_reap_ns + f.v100.process_start_ns +
+                              f.v100.context_create_ns + f.v100.model_build_ns(m) + transfer +
                               f.v100.context_switch_ns + compute;
-  nlohmann::json workload = {
-      {"jobs",
-       {{{"name", "train"}, {"kind", "training"}, {"model", "resnet152"}, {"batch", 8},
-         {"arrival_s", 0.0}, {"iterations", 1000}},
-        {{"name", "svc"}, {"kind", "inference"}, {"model", "resnet152"}, {"batch", 8},
-         {"arrival_s", 0.0}, {"requests", {20.0}}}}}};
+  nlohmann::json workload = {{"jobs",
+                              {{{"name", "train"},
+                                {"kind", "training"},
+                                {"model", "resnet152"},
+                                {"batch", 8},
+                                {"arrival_s", 0.0},
+                                {"iterations", 1000}},
+                               {{"name", "svc"},
+                                {"kind", "inference"},
+                                {"model", "resnet152"},
+                                {"batch", 8},
+                                {"arrival_s", 0.0},
+                                {"requests", {20.0}}}}}};
   auto doc = test::make_config("stop_and_start", workload);
   doc["horizon_s"] = 40.0;
   const auto r = test::run_config(doc);
@@ -76,8 +89,11 @@ TEST_CASE("stop_and_start pays process start + context + whole-model transfer + 
 }
 
 TEST_CASE("time_slicing: two identical training jobs each get half the GPU", "[golden]") {
-  nlohmann::json job = {{"kind", "training"}, {"model", "resnet50"}, {"batch", 32},
-                        {"arrival_s", 0.0}, {"iterations", 100000}};
+  nlohmann::json job = {{"kind", "training"},
+                        {"model", "resnet50"},
+                        {"batch", 32},
+                        {"arrival_s", 0.0},
+                        {"iterations", 100000}};
   auto a = job, b = job;
   a["name"] = "a";
   b["name"] = "b";
@@ -103,9 +119,9 @@ TEST_CASE("time_slicing: two identical training jobs each get half the GPU", "[g
 TEST_CASE("determinism: the default experiment gives byte-identical events", "[golden]") {
   const auto root = test::source_dir();
   for (const char* policy : {"time_slicing", "mps", "stop_and_start"}) {
-    const ExperimentConfig cfg = load_experiment(
-        root / "experiments" / "configs" / "default.json",
-        {std::string("policy.name=") + policy, "horizon_s=8"}, root);
+    const ExperimentConfig cfg =
+        load_experiment(root / "experiments" / "configs" / "default.json",
+                        {std::string("policy.name=") + policy, "horizon_s=8"}, root);
     const auto r1 = run_experiment(cfg, root, false);
     const auto r2 = run_experiment(cfg, root, false);
     CHECK(test::events_jsonl(r1) == test::events_jsonl(r2));
