@@ -390,7 +390,7 @@ void SimDevice::recompute_rates(TimeNs now) {
                                           spec.kernel_wait_ns, spec.kernel_wait_priority_ns,
                                           scratch_prio_[i]});
     }
-    kernel_wait_speeds(scratch_loads_, scratch_speeds_);
+    kernel_wait_speeds(scratch_loads_, scratch_speeds_, &kernel_wait_total_);
     for (std::size_t i = 0; i < n; ++i) {
       const KernelLoad& k = scratch_loads_[i];
       if (k.solo_ns > 0 && k.gpu_ns < k.solo_ns) scratch_caps_[i] *= k.gpu_ns / k.solo_ns;
