@@ -151,16 +151,14 @@ class Policy {
 
 struct PolicyArgs {
   nlohmann::json params = nlohmann::json::object();  ///< the config's policy.params
-  std::string file;                                   ///< config file, for error messages
+  std::string file;                                  ///< config file, for error messages
 };
 
 using PolicyRegistry = Registry<Policy, const PolicyArgs&>;
 
-#define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                                   \
-  [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE =              \
-      ::gpumux::PolicyRegistry::instance().add(NAME, SUMMARY,                       \
-                                               [](const ::gpumux::PolicyArgs& a) {  \
-                                                 return std::make_unique<TYPE>(a);  \
-                                               })
+#define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                    \
+  [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE = \
+      ::gpumux::PolicyRegistry::instance().add(                        \
+          NAME, SUMMARY, [](const ::gpumux::PolicyArgs& a) { return std::make_unique<TYPE>(a); })
 
 }  // namespace gpumux

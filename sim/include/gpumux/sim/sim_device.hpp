@@ -194,7 +194,7 @@ class SimDevice final : public Device {
   std::vector<double> scratch_shares_;
   std::vector<double> scratch_speeds_;
   std::vector<KernelLoad> scratch_loads_;
-  double kernel_wait_total_ = 0;  ///< warm start of kernel_wait_speeds
+  double kernel_wait_total_ = 0;        ///< warm start of kernel_wait_speeds
   std::vector<std::uint8_t> runnable_;  ///< per TSG
 };
 
