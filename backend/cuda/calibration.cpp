@@ -43,6 +43,7 @@
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
+#include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
@@ -256,7 +257,7 @@ std::string utc_now() {
 
 }  // namespace
 
-int run_calibration(const CalibrationOptions& options) {
+int run_calibration_on_gpu(const CalibrationOptions& options) {
   const auto t_begin = Clock::now();
   // Context start-up first, while this process has not touched CUDA (fork safety).
   const std::vector<std::int64_t> ctx = measure_context_startup(options.quick ? 2 : 5);

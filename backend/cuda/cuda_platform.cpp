@@ -194,10 +194,7 @@ std::string CudaPlatform::describe() const {
   return s.count > 0 ? description_ + "; " + describe_lateness(s) : description_;
 }
 
-namespace {
-GPUMUX_REGISTER_PLATFORM("cuda", CudaPlatform,
-                         "real NVIDIA GPU: CUDA streams and events, cuBLAS layer executor, pinned "
-                         "weight store, device arena");
-}  // namespace
+// Registered as "cuda" by the loader (backend/loader/cuda_module_loader.cpp), which creates
+// it through cuda_module_api.cpp.
 
 }  // namespace gpumux
