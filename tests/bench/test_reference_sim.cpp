@@ -4,7 +4,9 @@
 // like with like). gpumux's side is read from its events.jsonl, the format that must not change.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
