@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference_event_heap.hpp"
+
 namespace gpumux::bench {
 
 namespace {
@@ -18,22 +20,6 @@ DurationNs time_to_finish(double work, double rate) noexcept {
 TimeNs add_saturated(TimeNs t, DurationNs d) noexcept {
   return d >= kTimeNever - t ? kTimeNever : t + d;
 }
-
-enum class Kind : std::uint8_t { Arrival, DeviceTimer };
-
-struct Event {
-  TimeNs t;
-  std::uint64_t seq;  ///< ties at equal t run in scheduling order, as in gpumux
-  Kind kind;
-  std::uint32_t generation;  ///< device timers: stale (cancelled) unless it matches
-};
-
-// std::push_heap builds a max-heap: "later" events compare greater-is-lower.
-struct Later {
-  bool operator()(const Event& a, const Event& b) const noexcept {
-    return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-  }
-};
 
 enum class OpType : std::uint8_t { Forward, Backward, Update, Load };
 enum class Phase : std::uint8_t { Waiting, Latency, Running };
@@ -94,7 +80,6 @@ class ReferenceSim {
     ops_.resize(2 * n_jobs * cap_);
     runnable_.assign(1 + n_jobs, 0);  // context 0: the engine's default context, never used
     finished_.reserve(2 * n_jobs * cap_);
-    heap_.reserve(64);
     // Every job arrival, then every request, merged by (time, job arrivals first, order):
     // the Engine's order.
     std::uint64_t requests = 0;
@@ -117,23 +102,23 @@ class ReferenceSim {
   RefResult run() {
     schedule_next_arrival();
     while (!heap_.empty()) {
-      const Event top = heap_.front();
-      if (top.kind == Kind::DeviceTimer && top.generation != timer_generation_) {
-        pop();  // cancelled: a tombstone, not an event
+      const RefEvent top = heap_.top();
+      if (top.kind == RefEventKind::DeviceTimer && top.generation != timer_generation_) {
+        heap_.pop();  // cancelled: a tombstone, not an event
         continue;
       }
       if (top.t > in_.horizon_ns) {
         if (in_.horizon_ns > now_) now_ = in_.horizon_ns;
         break;
       }
-      pop();
+      heap_.pop();
       now_ = top.t;
       ++result_.events;
       switch (top.kind) {
-        case Kind::Arrival:
+        case RefEventKind::Arrival:
           on_arrivals();
           break;
-        case Kind::DeviceTimer:
+        case RefEventKind::DeviceTimer:
           timer_ns_ = kTimeNever;
           evaluate();
           break;
@@ -148,18 +133,14 @@ class ReferenceSim {
 
  private:
   // ---- event queue ----
-  void push(TimeNs t, Kind kind, std::uint32_t generation) {
-    heap_.push_back(Event{t < now_ ? now_ : t, seq_++, kind, generation});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
-  }
-  void pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    heap_.pop_back();
+  void push(TimeNs t, RefEventKind kind, std::uint32_t generation) {
+    heap_.push(t < now_ ? now_ : t, kind, generation);  // gpumux clamps to now, too
   }
 
   // ---- arrivals (the Engine's arrival chain) ----
   void schedule_next_arrival() {
-    if (next_arrival_ < arrivals_.size()) push(arrivals_[next_arrival_].t, Kind::Arrival, 0);
+    if (next_arrival_ < arrivals_.size())
+      push(arrivals_[next_arrival_].t, RefEventKind::Arrival, 0);
   }
   void on_arrivals() {
     // State first for everything due now, then the next arrival, then the policy's hooks.
@@ -241,7 +222,7 @@ class ReferenceSim {
     if (when == timer_ns_) return;
     if (timer_ns_ != kTimeNever) ++timer_generation_;  // cancels the pending one
     timer_ns_ = when;
-    if (when != kTimeNever) push(when, Kind::DeviceTimer, timer_generation_);
+    if (when != kTimeNever) push(when, RefEventKind::DeviceTimer, timer_generation_);
   }
 
   void evaluate() {
@@ -481,11 +462,10 @@ class ReferenceSim {
   std::vector<Arrival> arrivals_;
   std::vector<std::uint64_t> request_id_;
   std::vector<Finished> finished_;
-  std::vector<Event> heap_;
+  RefEventHeap heap_;
   std::vector<std::uint8_t> runnable_;
   std::size_t next_arrival_ = 0;
   std::uint64_t next_request_id_ = 0;
-  std::uint64_t seq_ = 0;
   TimeNs now_ = 0;
   // device
   TimeNs timer_ns_ = kTimeNever;
