@@ -105,8 +105,9 @@ class EngineImpl final : public DeviceObserver, public Context {
              const ModelCatalog& models, EngineOptions options);
 
   RunResult run();
-  const EventLog& log() const noexcept { return log_; }
-  EventLog take_log() noexcept { return std::move(log_); }
+  const EventLog& log() const noexcept { return log_.log(); }
+  EventLog take_log() noexcept { return log_.take_log(); }
+  EventStream& events() noexcept { return log_; }
   const std::vector<JobSpec>& jobs() const noexcept { return specs_; }
 
   // DeviceObserver
@@ -323,7 +324,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<TimerId> timers_;  // engine timer id -> runtime timer id
   std::vector<bool> timer_live_;
   std::mt19937_64 rng_;
-  EventLog log_;
+  EventStream log_;  // the log (when kept) and the attached sinks
   std::size_t done_jobs_ = 0;
 };
 
@@ -1327,6 +1328,8 @@ const EventLog& Engine::log() const noexcept {
 EventLog Engine::take_log() noexcept {
   return impl_->take_log();
 }
+void Engine::add_sink(EventSink& sink) { impl_->events().add_sink(sink); }
+void Engine::keep_log(bool keep) noexcept { impl_->events().keep_log(keep); }
 const std::vector<JobSpec>& Engine::jobs() const noexcept {
   return impl_->jobs();
 }
