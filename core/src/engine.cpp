@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gpumux/errors.hpp"
+#include "op_table.hpp"
 
 namespace gpumux {
 
@@ -114,7 +115,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   void on_op_started(OpId op, TimeNs when_ns) override;
   void on_op_finished(const OpRecord& record) override;
   [[nodiscard]] bool is_complete(OpId op) const noexcept override {
-    return index_of(op) < ops_.size() && ops_[index_of(op)].complete;
+    return ops_.complete(index_of(op));
   }
   void on_device_note(DeviceId device, TimeNs when_ns, std::string_view what,
                       std::int64_t value) override;
@@ -316,7 +317,14 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<RequestInfo> requests_;
   std::vector<ContextInfo> contexts_;
   std::vector<StreamInfo> streams_;
-  std::vector<OpInfo> ops_;
+  /// A compute or migrate-state op: where a job's chain continues after a preemption.
+  struct ChainOp {
+    bool operator()(const OpInfo& o) const noexcept {
+      return o.kind == OpKind::Compute || o.purpose == OpPurpose::MigrateState;
+    }
+    static std::uint64_t key(const OpInfo& o) noexcept { return raw(o.job); }
+  };
+  OpTable<OpInfo, ChainOp> ops_;  // finished ops are released: memory O(ops in flight)
   std::vector<Arrival> arrivals_;
   std::size_t next_arrival_ = 0;
   std::deque<Hook> hooks_;
@@ -560,10 +568,14 @@ void EngineImpl::on_device_note(DeviceId device, TimeNs when_ns, std::string_vie
 }
 
 void EngineImpl::on_op_finished(const OpRecord& r) {
-  OpInfo& info = ops_[index_of(r.op)];
-  if (info.finished) throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
-  info.finished = true;
-  info.complete = r.status == OpStatus::Ok;
+  if (index_of(r.op) < ops_.base() || ops_[index_of(r.op)].finished) {
+    throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
+  }
+  OpInfo& slot = ops_[index_of(r.op)];
+  slot.finished = true;
+  slot.complete = r.status == OpStatus::Ok;
+  // A copy: an op submitted from here on may release this one from the table.
+  const OpInfo info = slot;
 
   Event e = op_event(EventKind::OpEnd, r.op);
   e.status = r.status;
@@ -1181,16 +1193,21 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
     s.has_last_op = false;
   }
   // The chain continues from the last op that was not dropped.
-  if (s.has_last_op && ops_[index_of(s.last_op)].finished && !ops_[index_of(s.last_op)].complete) {
+  const std::size_t last = index_of(s.last_op);
+  if (s.has_last_op && ops_.finished(last) && !ops_.complete(last)) {
     s.has_last_op = false;
-    for (std::size_t i = index_of(s.last_op); i-- > 0;) {
+    for (std::size_t i = last; i-- > ops_.base();) {
       const OpInfo& o = ops_[i];
-      if (o.job == job && (o.kind == OpKind::Compute || o.purpose == OpPurpose::MigrateState) &&
-          !(o.finished && !o.complete)) {
+      if (o.job == job && ChainOp{}(o) && !(o.finished && !o.complete)) {
         s.last_op = OpId{i};
         s.has_last_op = true;
         break;
       }
+    }
+    // Older ops were released: the latest of them that qualifies was remembered.
+    if (const auto r = ops_.last_released_chain(raw(job)); !s.has_last_op && r && *r < last) {
+      s.last_op = OpId{*r};
+      s.has_last_op = true;
     }
   }
   Event e;
@@ -1328,8 +1345,12 @@ const EventLog& Engine::log() const noexcept {
 EventLog Engine::take_log() noexcept {
   return impl_->take_log();
 }
-void Engine::add_sink(EventSink& sink) { impl_->events().add_sink(sink); }
-void Engine::keep_log(bool keep) noexcept { impl_->events().keep_log(keep); }
+void Engine::add_sink(EventSink& sink) {
+  impl_->events().add_sink(sink);
+}
+void Engine::keep_log(bool keep) noexcept {
+  impl_->events().keep_log(keep);
+}
 const std::vector<JobSpec>& Engine::jobs() const noexcept {
   return impl_->jobs();
 }
