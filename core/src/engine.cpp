@@ -317,14 +317,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<RequestInfo> requests_;
   std::vector<ContextInfo> contexts_;
   std::vector<StreamInfo> streams_;
-  /// A compute or migrate-state op: where a job's chain continues after a preemption.
-  struct ChainOp {
-    bool operator()(const OpInfo& o) const noexcept {
-      return o.kind == OpKind::Compute || o.purpose == OpPurpose::MigrateState;
-    }
-    static std::uint64_t key(const OpInfo& o) noexcept { return raw(o.job); }
-  };
-  OpTable<OpInfo, ChainOp> ops_;  // finished ops are released: memory O(ops in flight)
+  OpTable<OpInfo> ops_;  // finished ops are released: memory O(ops in flight)
   std::vector<Arrival> arrivals_;
   std::size_t next_arrival_ = 0;
   std::deque<Hook> hooks_;
@@ -1193,22 +1186,10 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
     s.has_last_op = false;
   }
   // The chain continues from the last op that was not dropped.
-  const std::size_t last = index_of(s.last_op);
-  if (s.has_last_op && ops_.finished(last) && !ops_.complete(last)) {
-    s.has_last_op = false;
-    for (std::size_t i = last; i-- > ops_.base();) {
-      const OpInfo& o = ops_[i];
-      if (o.job == job && ChainOp{}(o) && !(o.finished && !o.complete)) {
-        s.last_op = OpId{i};
-        s.has_last_op = true;
-        break;
-      }
-    }
-    // Older ops were released: the latest of them that qualifies was remembered.
-    if (const auto r = ops_.last_released_chain(raw(job)); !s.has_last_op && r && *r < last) {
-      s.last_op = OpId{*r};
-      s.has_last_op = true;
-    }
+  if (s.has_last_op && ops_.finished(index_of(s.last_op)) && !ops_.complete(index_of(s.last_op))) {
+    const auto before = ops_.last_chain_op_before(index_of(s.last_op), job);
+    s.has_last_op = before.has_value();
+    if (before) s.last_op = OpId{*before};
   }
   Event e;
   e.kind = EventKind::Preempt;

@@ -17,11 +17,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpumux/ids.hpp"
+#include "gpumux/op.hpp"
+
 namespace gpumux {
 
-/// `Info` has bool `finished` and `complete`; `Chain` is a stateless functor with
-/// `bool operator()(const Info&)` (a chain op) and `std::uint64_t key(const Info&)` (its job).
-template <class Info, class Chain>
+/// `Info` has bool `finished` and `complete`, `job` (a JobId), `kind` and `purpose`.
+template <class Info>
 class OpTable {
  public:
   /// The id the next op gets (ids are dense from 0).
@@ -44,21 +46,31 @@ class OpTable {
   [[nodiscard]] bool finished(std::size_t id) const noexcept {
     return id < base_ || (id < size() && window_[id - base_].finished);
   }
-  /// The latest released chain op of `job` that completed.
-  [[nodiscard]] std::optional<std::size_t> last_released_chain(std::uint64_t job) const {
-    const auto it = last_chain_.find(job);
-    if (it == last_chain_.end()) return std::nullopt;
+  /// The latest op of `job` before `id` where its chain of compute continues after a
+  /// preemption: a compute or migrate-state op that was not dropped or aborted.
+  [[nodiscard]] std::optional<std::size_t> last_chain_op_before(std::size_t id, JobId job) const {
+    for (std::size_t i = std::min(id, size()); i-- > base_;) {
+      const Info& o = window_[i - base_];
+      if (o.job == job && chain(o) && !(o.finished && !o.complete)) return i;
+    }
+    // Older ops were released: the latest of them that qualifies was remembered.
+    const auto it = last_chain_.find(raw(job));
+    if (it == last_chain_.end() || it->second >= id) return std::nullopt;
     return it->second;
   }
 
  private:
+  static bool chain(const Info& o) noexcept {
+    return o.kind == OpKind::Compute || o.purpose == OpPurpose::MigrateState;
+  }
+
   void release() {
     while (!window_.empty() && window_.front().finished) {
       const Info& front = window_.front();
       if (!front.complete) {
         released_incomplete_.push_back(base_);
-      } else if (Chain{}(front)) {
-        last_chain_[Chain::key(front)] = base_;
+      } else if (chain(front)) {
+        last_chain_[raw(front.job)] = base_;
       }
       window_.pop_front();
       ++base_;
