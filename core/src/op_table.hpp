@@ -47,7 +47,8 @@ class OpTable {
     return id < base_ || (id < size() && window_[id - base_].finished);
   }
   /// The latest op of `job` before `id` where its chain of compute continues after a
-  /// preemption: a compute or migrate-state op that was not dropped or aborted.
+  /// preemption: a compute or migrate-state op that was not dropped or aborted. `id` is the
+  /// job's latest chain op (none of the job's ops after it qualify), as the engine asks.
   [[nodiscard]] std::optional<std::size_t> last_chain_op_before(std::size_t id, JobId job) const {
     for (std::size_t i = std::min(id, size()); i-- > base_;) {
       const Info& o = window_[i - base_];
