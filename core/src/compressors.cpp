@@ -19,9 +19,10 @@ constexpr std::size_t kChunk = std::size_t{1} << 17;  // 128 KiB of compressed o
 class GzipSink final : public ByteSink {
  public:
   explicit GzipSink(ByteSink& next) : next_(next), out_(kChunk) {
-    // windowBits 15 + 16: a gzip wrapper. zlib's default header has mtime 0 and no name, so
-    // the output depends on the input only.
-    if (deflateInit2(&z_, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    // windowBits 15 + 16: a gzip wrapper (one member, which Perfetto reads). zlib's default
+    // header has mtime 0 and no name, so the output depends on the input only. Level 1: event
+    // files are very repetitive, and at level 6 gzip was the slowest part of a run (bench).
+    if (deflateInit2(&z_, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
       throw Error("gzip: cannot initialise zlib");
     }
   }
