@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake nlohmann-json3-dev libeigen3-dev catch2 libbenchmark-dev
+packages=(build-essential cmake nlohmann-json3-dev libeigen3-dev zlib1g-dev libzstd-dev catch2 libbenchmark-dev
           libcli11-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do

@@ -348,6 +348,12 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
   cfg.write_trace = r.bool_or("trace", true);
   cfg.write_events = r.bool_or("events", true);
+  if (r.has("compress")) {
+    const std::string c = r.string_or("compress", "none");
+    if (!parse_compression(c, cfg.compress)) {
+      r.fail("compress", "unknown value '" + c + "'; valid values: none, gzip, zstd");
+    }
+  }
   r.finish();
 
   if (cfg.jobs.empty()) {

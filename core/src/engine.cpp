@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gpumux/errors.hpp"
+#include "op_table.hpp"
 
 namespace gpumux {
 
@@ -105,15 +106,16 @@ class EngineImpl final : public DeviceObserver, public Context {
              const ModelCatalog& models, EngineOptions options);
 
   RunResult run();
-  const EventLog& log() const noexcept { return log_; }
-  EventLog take_log() noexcept { return std::move(log_); }
+  const EventLog& log() const noexcept { return log_.log(); }
+  EventLog take_log() noexcept { return log_.take_log(); }
+  EventStream& events() noexcept { return log_; }
   const std::vector<JobSpec>& jobs() const noexcept { return specs_; }
 
   // DeviceObserver
   void on_op_started(OpId op, TimeNs when_ns) override;
   void on_op_finished(const OpRecord& record) override;
   [[nodiscard]] bool is_complete(OpId op) const noexcept override {
-    return index_of(op) < ops_.size() && ops_[index_of(op)].complete;
+    return ops_.complete(index_of(op));
   }
   void on_device_note(DeviceId device, TimeNs when_ns, std::string_view what,
                       std::int64_t value) override;
@@ -315,7 +317,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<RequestInfo> requests_;
   std::vector<ContextInfo> contexts_;
   std::vector<StreamInfo> streams_;
-  std::vector<OpInfo> ops_;
+  OpTable<OpInfo> ops_;  // finished ops are released: memory O(ops in flight)
   std::vector<Arrival> arrivals_;
   std::size_t next_arrival_ = 0;
   std::deque<Hook> hooks_;
@@ -323,7 +325,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<TimerId> timers_;  // engine timer id -> runtime timer id
   std::vector<bool> timer_live_;
   std::mt19937_64 rng_;
-  EventLog log_;
+  EventStream log_;  // the log (when kept) and the attached sinks
   std::size_t done_jobs_ = 0;
 };
 
@@ -559,10 +561,14 @@ void EngineImpl::on_device_note(DeviceId device, TimeNs when_ns, std::string_vie
 }
 
 void EngineImpl::on_op_finished(const OpRecord& r) {
-  OpInfo& info = ops_[index_of(r.op)];
-  if (info.finished) throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
-  info.finished = true;
-  info.complete = r.status == OpStatus::Ok;
+  if (index_of(r.op) < ops_.base() || ops_[index_of(r.op)].finished) {
+    throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
+  }
+  OpInfo& slot = ops_[index_of(r.op)];
+  slot.finished = true;
+  slot.complete = r.status == OpStatus::Ok;
+  // A copy: an op submitted from here on may release this one from the table.
+  const OpInfo info = slot;
 
   Event e = op_event(EventKind::OpEnd, r.op);
   e.status = r.status;
@@ -1180,17 +1186,10 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
     s.has_last_op = false;
   }
   // The chain continues from the last op that was not dropped.
-  if (s.has_last_op && ops_[index_of(s.last_op)].finished && !ops_[index_of(s.last_op)].complete) {
-    s.has_last_op = false;
-    for (std::size_t i = index_of(s.last_op); i-- > 0;) {
-      const OpInfo& o = ops_[i];
-      if (o.job == job && (o.kind == OpKind::Compute || o.purpose == OpPurpose::MigrateState) &&
-          !(o.finished && !o.complete)) {
-        s.last_op = OpId{i};
-        s.has_last_op = true;
-        break;
-      }
-    }
+  if (s.has_last_op && ops_.finished(index_of(s.last_op)) && !ops_.complete(index_of(s.last_op))) {
+    const auto before = ops_.last_chain_op_before(index_of(s.last_op), job);
+    s.has_last_op = before.has_value();
+    if (before) s.last_op = OpId{*before};
   }
   Event e;
   e.kind = EventKind::Preempt;
@@ -1326,6 +1325,12 @@ const EventLog& Engine::log() const noexcept {
 }
 EventLog Engine::take_log() noexcept {
   return impl_->take_log();
+}
+void Engine::add_sink(EventSink& sink) {
+  impl_->events().add_sink(sink);
+}
+void Engine::keep_log(bool keep) noexcept {
+  impl_->events().keep_log(keep);
 }
 const std::vector<JobSpec>& Engine::jobs() const noexcept {
   return impl_->jobs();

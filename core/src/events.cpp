@@ -1,8 +1,7 @@
-// Event log storage and its JSONL form. The writer emits fields in a fixed order with
-// integer times, so identical runs give byte-identical files.
+// Event kinds' names and reading events.jsonl back. The writer (fields in a fixed order,
+// integer times, so identical runs give byte-identical files) is event_jsonl_writer.cpp.
 #include "gpumux/events.hpp"
 
-#include <charconv>
 #include <fstream>
 #include <ostream>
 #include <string>
@@ -110,125 +109,6 @@ void DepList::add(OpId op) {
   }
   if (size_ == kCapacity) throw std::length_error("DepList is full");
   ops_[size_++] = op;
-}
-
-std::string_view EventLog::intern(std::string_view s) {
-  // Linear search over recent strings keeps repeated labels (metric names) shared.
-  for (auto it = strings_.rbegin(); it != strings_.rend() && it - strings_.rbegin() < 64; ++it) {
-    if (*it == s) return *it;
-  }
-  strings_.emplace_back(s);
-  return strings_.back();
-}
-
-namespace {
-
-bool is_op_event(EventKind k) {
-  return k == EventKind::OpSubmit || k == EventKind::OpStart || k == EventKind::OpEnd;
-}
-
-void append_escaped(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
-template <class T>
-void append_int(std::string& out, T v) {
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, end);
-}
-
-void append_double(std::string& out, double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, end);
-}
-
-}  // namespace
-
-void EventLog::write_jsonl(std::ostream& out) const {
-  std::string line;
-  for (const Event& e : events_) {
-    line.clear();
-    line += "{\"t\":";
-    append_int(line, e.t_ns);
-    line += ",\"ev\":\"";
-    line += to_string(e.kind);
-    line += '"';
-    if (e.job != kNoJob) {
-      line += ",\"job\":";
-      append_int(line, e.job);
-    }
-    if (is_op_event(e.kind)) {
-      line += ",\"op\":";
-      append_int(line, e.op);
-      line += ",\"dev\":";
-      append_int(line, e.device);
-      line += ",\"stream\":";
-      append_int(line, e.stream);
-      line += ",\"kind\":\"";
-      line += to_string(e.op_kind);
-      line += "\",\"purpose\":\"";
-      line += to_string(e.purpose);
-      line += "\",\"layers\":[";
-      append_int(line, e.first_layer);
-      line += ',';
-      append_int(line, e.last_layer);
-      line += ']';
-      if (e.kind == EventKind::OpEnd) {
-        line += ",\"status\":\"";
-        line += to_string(e.status);
-        line += "\",\"start\":";
-        append_int(line, e.a);
-      }
-    } else {
-      if (e.kind == EventKind::Alloc || e.kind == EventKind::Free ||
-          e.kind == EventKind::ContextCreate || e.kind == EventKind::Migrate ||
-          e.kind == EventKind::DeviceNote) {
-        line += ",\"dev\":";
-        append_int(line, e.device);
-      }
-      line += ",\"a\":";
-      append_int(line, e.a);
-      line += ",\"b\":";
-      append_int(line, e.b);
-      if (e.kind == EventKind::PolicyMetric) {
-        line += ",\"value\":";
-        append_double(line, e.value);
-      }
-    }
-    if (!e.label.empty()) {
-      line += ",\"label\":";
-      append_escaped(line, e.label);
-    }
-    line += "}\n";
-    out << line;
-  }
 }
 
 namespace {

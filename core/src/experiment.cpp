@@ -35,6 +35,12 @@ std::filesystem::path result_dir_of(const ExperimentConfig& config,
 
 ExperimentResult run_experiment(const ExperimentConfig& config,
                                 const std::filesystem::path& repo_root, bool write_outputs) {
+  return run_experiment(config, repo_root, write_outputs, /*keep_log=*/!write_outputs);
+}
+
+ExperimentResult run_experiment(const ExperimentConfig& config,
+                                const std::filesystem::path& repo_root, bool write_outputs,
+                                bool keep_log) {
   check_registered_names(config);
   ModelCatalog models(repo_root / "traces" / "models");
   PlatformSetup setup;
@@ -75,14 +81,28 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   options.seed = config.seed;
   Engine engine(*platform, *policy, config.jobs, models, options);
 
+  // Every event goes, as it happens, to the summary and (with outputs) to the streamed
+  // files; the in-memory log is kept only when asked for, so memory does not grow with the run.
+  engine.keep_log(keep_log);
+  SummaryAccumulator summary(engine.jobs(), setup.profiles.size());
+  engine.add_sink(summary);
+  std::optional<StreamedOutputs> streams;
+  if (write_outputs) {
+    writer->write("config.resolved.json", config.resolved.dump(2) + "\n");
+    streams.emplace(*writer, engine.jobs(), config.write_events, config.write_trace,
+                    config.compress);
+    for (EventSink* sink : streams->sinks()) engine.add_sink(*sink);
+  }
+
   ExperimentResult result;
   result.run = engine.run();
+  if (streams) streams->finish();
   result.log = engine.take_log();
   result.jobs = engine.jobs();
   result.platform_description = platform->describe();
+  result.summary = summary.finish();
   if (write_outputs) {
     RunOutputs o;
-    o.resolved_config = config.resolved;
     o.run_info = {{"experiment", config.name},
                   {"platform", result.platform_description},
                   {"policy", config.policy},
@@ -94,11 +114,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     for (const auto& p : setup.profiles) {
       o.run_info["devices"].push_back({{"profile", p.name}, {"display_name", p.display_name}});
     }
-    o.log = &result.log;
-    o.jobs = &result.jobs;
-    o.device_count = setup.profiles.size();
-    o.write_trace = config.write_trace;
-    o.write_events = config.write_events;
+    o.summary = result.summary;
     o.identity = {{"config_sha256", fingerprint},
                   {"gpumux_version", GPUMUX_VERSION},
                   {"git_revision", GPUMUX_GIT_REVISION},
@@ -106,9 +122,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     if (!config.result_owner.empty()) o.identity["owner"] = config.result_owner;
     o.run_info["config_sha256"] = fingerprint;
     result.out_dir = writer->final_dir();
-    result.summary = write_run_outputs(*writer, o);
-  } else {
-    result.summary = summarize(result.log, result.jobs, setup.profiles.size());
+    (void)write_run_outputs(*writer, o);
   }
   return result;
 }

@@ -74,6 +74,44 @@ class FdWriteBuf final : public std::streambuf {
 
 }  // namespace
 
+// A result file written during the run: chunks go straight to write(2) (the event writers
+// buffer), the first error is thrown at once naming the file.
+class ResultWriter::StreamFile final : public ByteSink {
+ public:
+  StreamFile(const ResultWriter& owner, std::string name, int fd)
+      : owner_(owner), name_(std::move(name)), fd_(fd) {}
+  ~StreamFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  StreamFile(const StreamFile&) = delete;
+  StreamFile& operator=(const StreamFile&) = delete;
+
+  void write(const char* data, std::size_t n) override {
+    if (fd_ < 0) throw std::logic_error("ResultWriter: stream " + name_ + " written after commit");
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, data, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        owner_.fail_file(name_, errno);
+      }
+      data += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+  /// Syncs and closes the file (at commit).
+  void close() {
+    int err = ::fsync(fd_) != 0 ? errno : 0;
+    if (::close(fd_) != 0 && err == 0) err = errno;
+    fd_ = -1;
+    if (err != 0) owner_.fail_file(name_, err);
+  }
+
+ private:
+  const ResultWriter& owner_;
+  std::string name_;
+  int fd_;
+};
+
 ResultWriter::ResultWriter(fs::path abs_dir, fs::path repo_root, std::string origin, bool replace)
     : dir_(std::move(abs_dir)),
       repo_root_(std::move(repo_root)),
@@ -117,26 +155,32 @@ void ResultWriter::write(const std::string& name, std::string_view content) {
   });
 }
 
-void ResultWriter::write(const std::string& name, const std::function<void(std::ostream&)>& fill) {
-  if (committed_) throw std::logic_error("ResultWriter::write after commit");
+void ResultWriter::fail_file(const std::string& name, int err) const {
+  throw Error("cannot write results: " + name + " of " + dir_.string() + " (" + origin_ +
+              "): " + reason(err) + "; nothing was written under that name");
+}
+
+int ResultWriter::create_file(const std::string& name) {
+  if (committed_) throw std::logic_error("ResultWriter: write after commit");
   if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
     throw std::logic_error("ResultWriter::write: bad file name '" + name + "'");
   }
-  const fs::path file = tmp_ / name;
-  auto fail = [&](int err) {
-    throw Error("cannot write results: " + name + " of " + dir_.string() + " (" + origin_ +
-                "): " + reason(err) + "; nothing was written under that name");
-  };
   {
     // Record the name first, so a killed run's leftovers can be cleaned up file by file.
     const std::string line = name + "\n";
     if (::write(lock_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      fail(errno != 0 ? errno : EIO);
+      fail_file(name, errno != 0 ? errno : EIO);
     }
   }
   files_.push_back(name);
+  const fs::path file = tmp_ / name;
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) fail(errno);
+  if (fd < 0) fail_file(name, errno);
+  return fd;
+}
+
+void ResultWriter::write(const std::string& name, const std::function<void(std::ostream&)>& fill) {
+  const int fd = create_file(name);
   FdWriteBuf buf(fd);
   std::ostream out(&buf);
   try {
@@ -148,7 +192,13 @@ void ResultWriter::write(const std::string& name, const std::function<void(std::
   int err = buf.flush_all();
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) fail(err);
+  if (err != 0) fail_file(name, err);
+}
+
+ByteSink& ResultWriter::open_stream(const std::string& name) {
+  const int fd = create_file(name);
+  streams_.push_back(std::make_unique<StreamFile>(*this, name, fd));
+  return *streams_.back();
 }
 
 void ResultWriter::commit(const nlohmann::json& identity) {
@@ -156,6 +206,8 @@ void ResultWriter::commit(const nlohmann::json& identity) {
     return Error("cannot write results: " + what + " (" + origin_ + " " + dir_.string() +
                  "); nothing was written under that name");
   };
+  // Streamed files are complete now (their writers flushed them): sync and close them.
+  for (auto& stream : streams_) stream->close();
   nlohmann::json marker = identity;
   marker["gpumux_result"] = 1;
   marker["files"] = files_;

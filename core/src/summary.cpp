@@ -2,6 +2,10 @@
 // real runs are summarised by the same code.
 #include "gpumux/summary.hpp"
 
+#include <stdexcept>
+
+#include "summary_state.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -28,6 +32,10 @@ double jain_index(const std::vector<double>& shares) {
   if (sum_sq == 0) return 1.0;
   return sum * sum / (static_cast<double>(shares.size()) * sum_sq);
 }
+
+using summary_detail::DeviceAcc;
+using summary_detail::JobAcc;
+using summary_detail::State;
 
 namespace {
 
@@ -80,18 +88,6 @@ nlohmann::json ratio_or_null(double num, double den) {
   return den > 0 ? nlohmann::json(num / den) : nlohmann::json(nullptr);
 }
 
-struct JobAcc {
-  TimeNs arrival = -1, first_start = -1, end = -1;
-  std::string status = "unfinished";
-  std::uint64_t iterations = 0;
-  TimeNs gpu_ns = 0;
-  std::vector<double> latencies_ms;
-  std::uint64_t slo_met = 0;
-  std::vector<TimeNs> arrivals;         ///< logged request arrivals
-  std::vector<TimeNs> served_arrivals;  ///< arrival times of the served requests
-  std::uint64_t in_phase = 0;           ///< closed loop: ended inside the phase it was sent in
-};
-
 struct RequestCounts {
   std::uint64_t arrived = 0, unserved = 0, slo_missed_unserved = 0;
 };
@@ -129,15 +125,6 @@ RequestCounts count_requests(const JobSpec& spec, JobAcc& a, TimeNs end_ns) {
   return c;
 }
 
-/// The closed-loop "on" phase that contains `t` ends at the returned time; kTimeNever when the
-/// client has no phases (always on).
-TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
-  if (c.on_ns <= 0) return kTimeNever;
-  const DurationNs period = c.on_ns + c.off_ns;
-  const TimeNs k = t < c.start_ns ? 0 : (t - c.start_ns) / period;
-  return c.start_ns + k * period + c.on_ns;
-}
-
 /// Number of "on" phases of a closed-loop client that began before `until` (and before the
 /// client's end).
 std::uint64_t phases_begun(const ClosedLoop& c, TimeNs until) {
@@ -150,114 +137,61 @@ std::uint64_t phases_begun(const ClosedLoop& c, TimeNs until) {
 
 }  // namespace
 
+SummaryAccumulator::SummaryAccumulator(const std::vector<JobSpec>& jobs, std::size_t device_count,
+                                       bool bounded)
+    : s_(std::make_unique<State>()) {
+  s_->jobs = &jobs;
+  s_->bounded = bounded;
+  s_->acc.resize(jobs.size());
+  s_->devices.resize(device_count);
+}
+
+SummaryAccumulator::~SummaryAccumulator() = default;
+
+std::size_t SummaryAccumulator::open_busy_pieces() const noexcept {
+  std::size_t n = 0;
+  for (const auto& d : s_->devices) {
+    n += d.compute.open_pieces() + d.h2d.open_pieces() + d.d2h.open_pieces();
+  }
+  return n;
+}
+
+std::uint64_t SummaryAccumulator::late_intervals() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& d : s_->devices) n += d.compute.late() + d.h2d.late() + d.d2h.late();
+  return n;
+}
+
 nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
                          std::size_t device_count) {
-  std::vector<JobAcc> acc(jobs.size());
-  std::vector<std::vector<Interval>> compute(device_count), h2d(device_count), d2h(device_count);
-  std::vector<std::int64_t> mem_now(device_count, 0), mem_peak(device_count, 0);
-  std::vector<std::uint64_t> slices(device_count, 0);
-  std::map<std::string, std::vector<double>> metrics;
-  std::uint64_t preemptions = 0, migrations = 0, contexts_started = 0, dropped = 0, aborted = 0;
-  TimeNs end_ns = 0, last_job_end = 0;
-  std::uint64_t runtime_events = 0;
+  // A log may come from anywhere (a file, a test), in any order: keep every busy piece.
+  SummaryAccumulator acc(jobs, device_count, /*bounded=*/false);
+  for (const Event& e : log.events()) acc.on_event(e);
+  return acc.finish();
+}
 
-  for (const Event& e : log.events()) {
-    end_ns = std::max(end_ns, e.t_ns);
-    const bool has_job = e.job != kNoJob && e.job < jobs.size();
-    switch (e.kind) {
-      case EventKind::JobArrival:
-        if (has_job) acc[e.job].arrival = e.t_ns;
-        break;
-      case EventKind::OpStart:
-        if (has_job && acc[e.job].first_start < 0) acc[e.job].first_start = e.t_ns;
-        break;
-      case EventKind::OpEnd: {
-        if (e.status == OpStatus::Dropped) ++dropped;
-        if (e.status == OpStatus::Aborted) ++aborted;
-        if (e.device >= device_count) break;
-        const Interval iv{e.a, e.t_ns};
-        if (e.op_kind == OpKind::Compute) {
-          compute[e.device].push_back(iv);
-          if (has_job && e.status == OpStatus::Ok) acc[e.job].gpu_ns += e.t_ns - e.a;
-        } else if (e.op_kind == OpKind::CopyH2D) {
-          h2d[e.device].push_back(iv);
-        } else if (e.op_kind == OpKind::CopyD2H || e.op_kind == OpKind::CopyD2D) {
-          d2h[e.device].push_back(iv);
-        }
-        break;
-      }
-      case EventKind::RequestArrival:
-        if (has_job) acc[e.job].arrivals.push_back(e.t_ns);
-        break;
-      case EventKind::RequestEnd:
-        if (has_job) {
-          const double ms = static_cast<double>(e.b) * 1e-6;
-          acc[e.job].latencies_ms.push_back(ms);
-          const DurationNs slo = jobs[e.job].slo_ns;
-          if (slo > 0 && e.b <= slo) ++acc[e.job].slo_met;
-          acc[e.job].served_arrivals.push_back(e.t_ns - e.b);
-          // Sent at t - latency; counted for its phase only if it ended inside it (PipeSwitch's
-          // client does not count a reply that comes after its phase's time ran out).
-          const ClosedLoop& c = jobs[e.job].closed_loop;
-          if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - e.b)) {
-            ++acc[e.job].in_phase;
-          }
-        }
-        break;
-      case EventKind::IterationEnd:
-        if (has_job) acc[e.job].iterations = static_cast<std::uint64_t>(e.a);
-        break;
-      case EventKind::JobEnd:
-        if (has_job) {
-          acc[e.job].end = e.t_ns;
-          acc[e.job].status = std::string(e.label);
-          if (e.label != "horizon") last_job_end = std::max(last_job_end, e.t_ns);
-        }
-        break;
-      case EventKind::Alloc:
-        if (e.device < device_count) {
-          mem_now[e.device] += e.a;
-          mem_peak[e.device] = std::max(mem_peak[e.device], mem_now[e.device]);
-        }
-        break;
-      case EventKind::Free:
-        if (e.device < device_count) mem_now[e.device] -= e.a;
-        break;
-      case EventKind::ContextCreate:
-        if (e.b > 0) ++contexts_started;
-        break;
-      case EventKind::Preempt:
-        ++preemptions;
-        break;
-      case EventKind::Migrate:
-        ++migrations;
-        break;
-      case EventKind::PolicyMetric:
-        metrics[std::string(e.label)].push_back(e.value);
-        break;
-      case EventKind::DeviceNote:
-        if (e.device < device_count && e.label == "timeslice") ++slices[e.device];
-        break;
-      case EventKind::RunEnd:
-        runtime_events = static_cast<std::uint64_t>(e.a);
-        break;
-      default:
-        break;
-    }
-  }
+nlohmann::json SummaryAccumulator::finish() {
+  if (finished_) throw std::logic_error("SummaryAccumulator::finish called twice");
+  finished_ = true;
+  State& st = *s_;
+  const std::vector<JobSpec>& jobs = *st.jobs;
+  const std::size_t device_count = st.devices.size();
+  std::vector<JobAcc>& acc = st.acc;
+  const TimeNs end_ns = st.end_ns;
+  const TimeNs last_job_end = st.last_job_end;
   const TimeNs makespan = end_ns;
   const double makespan_s = ns_to_seconds(makespan);
 
   nlohmann::json out;
   out["run"] = {{"end_s", makespan_s},
                 {"last_job_end_s", ns_to_seconds(last_job_end)},
-                {"events", log.size()},
-                {"runtime_events", runtime_events},
-                {"preemptions", preemptions},
-                {"migrations", migrations},
-                {"contexts_started", contexts_started},
-                {"ops_dropped", dropped},
-                {"ops_aborted", aborted}};
+                {"events", st.events},
+                {"runtime_events", st.runtime_events},
+                {"preemptions", st.preemptions},
+                {"migrations", st.migrations},
+                {"contexts_started", st.contexts_started},
+                {"ops_dropped", st.dropped},
+                {"ops_aborted", st.aborted}};
 
   nlohmann::json job_rows = nlohmann::json::array();
   std::vector<double> all_latency, gpu_shares;
@@ -419,17 +353,18 @@ nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
   nlohmann::json devs = nlohmann::json::array();
   for (std::size_t d = 0; d < device_count; ++d) {
     const double denom = makespan > 0 ? static_cast<double>(makespan) : 1.0;
+    const DeviceAcc& dev = st.devices[d];
     devs.push_back({{"device", d},
-                    {"compute_utilisation", static_cast<double>(union_length(compute[d])) / denom},
-                    {"h2d_utilisation", static_cast<double>(union_length(h2d[d])) / denom},
-                    {"d2h_utilisation", static_cast<double>(union_length(d2h[d])) / denom},
-                    {"memory_peak_bytes", mem_peak[d]},
-                    {"timeslice_switches", slices[d]}});
+                    {"compute_utilisation", static_cast<double>(dev.compute.total()) / denom},
+                    {"h2d_utilisation", static_cast<double>(dev.h2d.total()) / denom},
+                    {"d2h_utilisation", static_cast<double>(dev.d2h.total()) / denom},
+                    {"memory_peak_bytes", dev.mem_peak},
+                    {"timeslice_switches", dev.slices}});
   }
   out["devices"] = devs;
 
   nlohmann::json pm = nlohmann::json::object();
-  for (const auto& [name, v] : metrics) {
+  for (const auto& [name, v] : st.metrics) {
     pm[name] = {{"count", v.size()},
                 {"mean", mean(v)},
                 {"min", *std::min_element(v.begin(), v.end())},

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpumux/byte_sink.hpp"
 #include "gpumux/cost_model.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/time.hpp"
@@ -43,7 +44,8 @@ struct ExperimentConfig {
   std::string result_owner;      ///< recorded in the result's marker: "sweep <name>/<label>"
   bool write_trace = true;       ///< trace.json (Chrome/Perfetto)
   bool write_events = true;  ///< events.jsonl (summaries are computed from the events either way)
-  nlohmann::json resolved;   ///< the JSON after overrides (written as config.resolved.json)
+  Compression compress = Compression::None;  ///< of events.jsonl and trace.json ("compress")
+  nlohmann::json resolved;  ///< the JSON after overrides (written as config.resolved.json)
 };
 
 /// Applies one "a.b.c=value" override to a JSON document. The value is parsed as JSON when it

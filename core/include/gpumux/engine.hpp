@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpumux/cost_model.hpp"
+#include "gpumux/event_stream.hpp"
 #include "gpumux/events.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/platform.hpp"
@@ -44,6 +45,12 @@ class Engine {
   /// Runs the experiment to completion (or the horizon). Throws PolicyError, OutOfMemory
   /// (uncaught by the policy), CudaError.
   RunResult run();
+  /// Sends every event, as it is emitted, to `sink` too (before run(); `sink` must outlive
+  /// it). A sink's exception (a write error) ends the run.
+  void add_sink(EventSink& sink);
+  /// Whether the events are also kept in memory for log() / take_log() (default: yes; before
+  /// run()). Off, the run's memory does not grow with its events.
+  void keep_log(bool keep) noexcept;
   [[nodiscard]] const EventLog& log() const noexcept;
   /// Moves the event log out (after run()).
   [[nodiscard]] EventLog take_log() noexcept;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,23 +54,48 @@ struct Event {
   std::uint32_t first_layer = 0, last_layer = 0;
   std::int64_t a = 0, b = 0;
   double value = 0;
-  std::string_view label;  ///< interned in the EventLog; stable for the log's lifetime
+  std::string_view label;  ///< interned in a LabelPool; stable while the pool lives
+};
+
+/// Where the Engine's events go as they happen (event_stream.hpp fans them out): the in-memory
+/// EventLog, the streamed events.jsonl and trace.json writers, the summary accumulator. A sink
+/// sees every event once, in emission order, on the runtime thread; it may throw (a write
+/// error), which ends the run.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_event(const Event& e) = 0;
+};
+
+/// Deduplicated label strings: each distinct label is stored once, so interning the same
+/// label per event does not grow memory. Views stay valid while the pool lives (set nodes
+/// never move). Shared by an EventLog and the Engine that fills it.
+class LabelPool {
+ public:
+  std::string_view intern(std::string_view s) { return *strings_.emplace(s).first; }
+  [[nodiscard]] std::size_t size() const noexcept { return strings_.size(); }
+
+ private:
+  std::set<std::string, std::less<>> strings_;
 };
 
 /// Append-only in-memory log.
-class EventLog {
+class EventLog final : public EventSink {
  public:
-  // Labels are views into strings_; a copy would dangle, so the log is move-only (moving a
-  // deque keeps its elements in place).
-  EventLog() = default;
+  // Labels are views into the pool, which the log shares (an Engine's stream interns into the
+  // same pool); a copy is not needed, so the log is move-only (moving a deque keeps its
+  // elements in place).
+  EventLog() : labels_(std::make_shared<LabelPool>()) {}
+  explicit EventLog(std::shared_ptr<LabelPool> labels) : labels_(std::move(labels)) {}
   EventLog(EventLog&&) noexcept = default;
   EventLog& operator=(EventLog&&) noexcept = default;
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
 
   void add(const Event& e) { events_.push_back(e); }
+  void on_event(const Event& e) override { events_.push_back(e); }
   /// Returns a view of a copy of `s` that lives as long as the log.
-  std::string_view intern(std::string_view s);
+  std::string_view intern(std::string_view s) { return labels_->intern(s); }
   /// Events in emission order. A deque: appending never moves the events already logged
   /// (a vector's regrowth copies and page-faults its way through millions of them).
   [[nodiscard]] const std::deque<Event>& events() const noexcept { return events_; }
@@ -79,7 +106,7 @@ class EventLog {
 
  private:
   std::deque<Event> events_;
-  std::deque<std::string> strings_;
+  std::shared_ptr<LabelPool> labels_;
 };
 
 /// Parses events.jsonl back (for offline summaries of real runs). Throws TraceError.

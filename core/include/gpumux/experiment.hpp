@@ -17,7 +17,7 @@ namespace gpumux {
 
 struct ExperimentResult {
   RunResult run;
-  EventLog log;                  ///< the canonical record
+  EventLog log;  ///< the canonical record, when kept (see run_experiment); else empty
   std::vector<JobSpec> jobs;
   nlohmann::json summary;
   std::string platform_description;
@@ -34,9 +34,16 @@ void check_registered_names(const ExperimentConfig& config);
 
 /// Runs `config`. When `write_outputs`, first checks and claims the results folder (an
 /// InputError, exit 2, before anything runs: see result_dir.hpp), then writes it so that it
-/// appears under its final name only when complete.
+/// appears under its final name only when complete: events.jsonl and trace.json are streamed
+/// while the run goes, the summary is accumulated from the events. The event log is kept in
+/// ExperimentResult::log only without outputs (tests read it).
 [[nodiscard]] ExperimentResult run_experiment(const ExperimentConfig& config,
                                               const std::filesystem::path& repo_root,
                                               bool write_outputs);
+/// As above; `keep_log` says whether ExperimentResult::log holds the events (memory grows
+/// with the run's events when it does).
+[[nodiscard]] ExperimentResult run_experiment(const ExperimentConfig& config,
+                                              const std::filesystem::path& repo_root,
+                                              bool write_outputs, bool keep_log);
 
 }  // namespace gpumux

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpumux/byte_sink.hpp"
 #include "gpumux/result_dir.hpp"
 
 namespace gpumux {
@@ -42,6 +44,14 @@ class ResultWriter {
   void write(const std::string& name, const std::function<void(std::ostream&)>& fill);
   void write(const std::string& name, std::string_view content);
 
+  /// Opens `name` (a plain file name) for writing while the run goes (events.jsonl and
+  /// trace.json stream as events happen). The sink passes each chunk it is given to write(2)
+  /// and throws gpumux::Error naming the file, the system's reason and `origin` on a write
+  /// error; commit() syncs and closes it before the marker. Without commit() it is removed
+  /// with the temporary folder, so nothing appears under the final name. The sink lives as
+  /// long as the writer.
+  ByteSink& open_stream(const std::string& name);
+
   /// Writes the marker (with `identity` merged in, e.g. the config fingerprint) last, syncs the
   /// folder and moves it under its final name, replacing an earlier gpumux result if allowed.
   void commit(const nlohmann::json& identity);
@@ -55,6 +65,11 @@ class ResultWriter {
   bool committed_ = false;
   int lock_fd_ = -1;  ///< the partial marker, open and flock()ed while the writer lives
   std::vector<std::string> files_;
+  class StreamFile;
+  std::vector<std::unique_ptr<StreamFile>> streams_;
+
+  int create_file(const std::string& name);  ///< records the name, opens it; an fd
+  [[noreturn]] void fail_file(const std::string& name, int err) const;
 };
 
 }  // namespace gpumux

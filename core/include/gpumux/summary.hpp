@@ -5,6 +5,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,43 @@ namespace gpumux {
 /// when summary.json or summary.csv gain, lose or change a value.
 inline constexpr int kSummaryFormat = 2;
 
+namespace summary_detail {
+struct State;
+}
+
+/// The summary computed as events arrive (an EventSink): feed every event of a run in emission
+/// order, then finish(). Memory is O(jobs + requests + ops in flight + policy-metric samples),
+/// not O(events): per-device busy time is settled up to the earliest op still in flight, so a
+/// run's summary needs no event log. Runtime thread only.
+class SummaryAccumulator final : public EventSink {
+ public:
+  /// `jobs` must outlive the accumulator. `bounded` settles busy time as ops end, which needs
+  /// the Engine's order (every op's OpSubmit before its OpEnd, submissions in time order);
+  /// without it every busy piece is kept (exact for events in any order).
+  SummaryAccumulator(const std::vector<JobSpec>& jobs, std::size_t device_count,
+                     bool bounded = true);
+  ~SummaryAccumulator() override;
+  SummaryAccumulator(const SummaryAccumulator&) = delete;
+  SummaryAccumulator& operator=(const SummaryAccumulator&) = delete;
+
+  void on_event(const Event& e) override;
+  /// summary.json's content (see summarize). Once.
+  [[nodiscard]] nlohmann::json finish();
+
+  /// Busy-time pieces not yet settled (tests: stays small while a run streams).
+  [[nodiscard]] std::size_t open_busy_pieces() const noexcept;
+  /// Intervals that started before the settled point (0 for the Engine's streams).
+  [[nodiscard]] std::uint64_t late_intervals() const noexcept;
+
+ private:
+  std::unique_ptr<summary_detail::State> s_;
+  bool finished_ = false;
+};
+
 /// Summary as JSON (summary.json): "run", "jobs" (one object per job), "devices",
 /// "inference", "training", "jobs_overall", "fairness", "policy_metrics". Values that do not
-/// exist (latency of no request, a rate over no time) are null, never 0.
+/// exist (latency of no request, a rate over no time) are null, never 0. Feeds the log to a
+/// SummaryAccumulator (unbounded: a log read from a file may be in any order).
 [[nodiscard]] nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
                                        std::size_t device_count);
 

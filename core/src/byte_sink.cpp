@@ -1,0 +1,69 @@
+// Byte sinks and the output buffer's number formats (byte_sink.hpp). Compressors live in
+// compressors.cpp.
+#include "gpumux/byte_sink.hpp"
+
+#include <cmath>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumux {
+
+void OstreamSink::write(const char* data, std::size_t n) {
+  out_.write(data, static_cast<std::streamsize>(n));
+}
+
+void OutBuf::put_shortest(double v) {
+  reserve(32);
+  pos_ = static_cast<std::size_t>(std::to_chars(buf_.get() + pos_, buf_.get() + kCapacity, v).ptr -
+                                  buf_.get());
+}
+
+void OutBuf::put_json_double(double v) {
+  if (!std::isfinite(v)) {
+    put(std::string_view("null"));
+    return;
+  }
+  reserve(64);
+  // nlohmann's own formatter (what json::dump calls), so the streamed trace matches the
+  // JSON tree byte for byte: shortest round-trip digits, ".0" on integral values, exponent
+  // form outside 1e-5..1e15.
+  char* end = nlohmann::detail::to_chars(buf_.get() + pos_, buf_.get() + kCapacity, v);
+  pos_ = static_cast<std::size_t>(end - buf_.get());
+}
+
+std::string_view to_string(Compression c) noexcept {
+  switch (c) {
+    case Compression::None:
+      return "none";
+    case Compression::Gzip:
+      return "gzip";
+    case Compression::Zstd:
+      return "zstd";
+  }
+  return "?";
+}
+
+bool parse_compression(std::string_view text, Compression& out) noexcept {
+  for (Compression c : {Compression::None, Compression::Gzip, Compression::Zstd}) {
+    if (text == to_string(c)) {
+      out = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view file_suffix(Compression c) noexcept {
+  switch (c) {
+    case Compression::None:
+      return "";
+    case Compression::Gzip:
+      return ".gz";
+    case Compression::Zstd:
+      return ".zst";
+  }
+  return "";
+}
+
+}  // namespace gpumux

@@ -1,0 +1,131 @@
+// The summary's event pass (SummaryAccumulator::on_event): everything summary.json needs is
+// accumulated as events arrive, so a run can be summarised while it streams its events and
+// without keeping them. Busy time is settled up to the earliest op still in flight.
+#include <algorithm>
+
+#include "gpumux/summary.hpp"
+#include "summary_state.hpp"
+
+namespace gpumux {
+
+using summary_detail::DeviceAcc;
+using summary_detail::State;
+
+namespace {
+
+/// The closed-loop "on" phase that contains `t` ends at the returned time; kTimeNever when the
+/// client has no phases (always on).
+TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
+  if (c.on_ns <= 0) return kTimeNever;
+  const DurationNs period = c.on_ns + c.off_ns;
+  const TimeNs k = t < c.start_ns ? 0 : (t - c.start_ns) / period;
+  return c.start_ns + k * period + c.on_ns;
+}
+
+}  // namespace
+
+void SummaryAccumulator::on_event(const Event& e) {
+  State& st = *s_;
+  const std::vector<JobSpec>& jobs = *st.jobs;
+  const std::size_t device_count = st.devices.size();
+  ++st.events;
+  st.end_ns = std::max(st.end_ns, e.t_ns);
+  const bool has_job = e.job != kNoJob && e.job < jobs.size();
+  switch (e.kind) {
+    case EventKind::JobArrival:
+      if (has_job) st.acc[e.job].arrival = e.t_ns;
+      break;
+    case EventKind::OpSubmit:
+      if (st.bounded) st.in_flight.submit(e.op, e.t_ns);
+      break;
+    case EventKind::OpStart:
+      if (has_job && st.acc[e.job].first_start < 0) st.acc[e.job].first_start = e.t_ns;
+      break;
+    case EventKind::OpEnd: {
+      if (e.status == OpStatus::Dropped) ++st.dropped;
+      if (e.status == OpStatus::Aborted) ++st.aborted;
+      if (st.bounded) st.in_flight.end(e.op);
+      if (e.device >= device_count) break;
+      DeviceAcc& d = st.devices[e.device];
+      BusyUnion* u = nullptr;
+      if (e.op_kind == OpKind::Compute) {
+        u = &d.compute;
+        if (has_job && e.status == OpStatus::Ok) st.acc[e.job].gpu_ns += e.t_ns - e.a;
+      } else if (e.op_kind == OpKind::CopyH2D) {
+        u = &d.h2d;
+      } else if (e.op_kind == OpKind::CopyD2H || e.op_kind == OpKind::CopyD2D) {
+        u = &d.d2h;
+      }
+      if (u != nullptr) {
+        u->add(e.a, e.t_ns);
+        // Every op that ends from now on was submitted at or after this point, and starts
+        // after its submission: busy time before it is final.
+        if (st.bounded) u->settle(std::min(st.in_flight.earliest(), st.end_ns));
+      }
+      break;
+    }
+    case EventKind::RequestArrival:
+      if (has_job) st.acc[e.job].arrivals.push_back(e.t_ns);
+      break;
+    case EventKind::RequestEnd:
+      if (has_job) {
+        auto& a = st.acc[e.job];
+        const double ms = static_cast<double>(e.b) * 1e-6;
+        a.latencies_ms.push_back(ms);
+        const DurationNs slo = jobs[e.job].slo_ns;
+        if (slo > 0 && e.b <= slo) ++a.slo_met;
+        a.served_arrivals.push_back(e.t_ns - e.b);
+        // Sent at t - latency; counted for its phase only if it ended inside it (PipeSwitch's
+        // client does not count a reply that comes after its phase's time ran out).
+        const ClosedLoop& c = jobs[e.job].closed_loop;
+        if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - e.b)) ++a.in_phase;
+      }
+      break;
+    case EventKind::IterationEnd:
+      if (has_job) st.acc[e.job].iterations = static_cast<std::uint64_t>(e.a);
+      break;
+    case EventKind::JobEnd:
+      if (has_job) {
+        st.acc[e.job].end = e.t_ns;
+        st.acc[e.job].status = std::string(e.label);
+        if (e.label != "horizon") st.last_job_end = std::max(st.last_job_end, e.t_ns);
+      }
+      break;
+    case EventKind::Alloc:
+      if (e.device < device_count) {
+        DeviceAcc& d = st.devices[e.device];
+        d.mem_now += e.a;
+        d.mem_peak = std::max(d.mem_peak, d.mem_now);
+      }
+      break;
+    case EventKind::Free:
+      if (e.device < device_count) st.devices[e.device].mem_now -= e.a;
+      break;
+    case EventKind::ContextCreate:
+      if (e.b > 0) ++st.contexts_started;
+      break;
+    case EventKind::Preempt:
+      ++st.preemptions;
+      break;
+    case EventKind::Migrate:
+      ++st.migrations;
+      break;
+    case EventKind::PolicyMetric: {
+      auto it = st.metrics.find(e.label);
+      if (it == st.metrics.end())
+        it = st.metrics.emplace(std::string(e.label), std::vector<double>{}).first;
+      it->second.push_back(e.value);
+      break;
+    }
+    case EventKind::DeviceNote:
+      if (e.device < device_count && e.label == "timeslice") ++st.devices[e.device].slices;
+      break;
+    case EventKind::RunEnd:
+      st.runtime_events = static_cast<std::uint64_t>(e.a);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace gpumux

@@ -1,0 +1,48 @@
+// What SummaryAccumulator keeps between events (internal to gpumux_core): per job and per
+// request, per device busy time, counters. O(jobs + requests + ops in flight + metric
+// samples); nothing per event.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "busy_time.hpp"
+#include "gpumux/events.hpp"
+#include "gpumux/workload.hpp"
+
+namespace gpumux::summary_detail {
+
+struct JobAcc {
+  TimeNs arrival = -1, first_start = -1, end = -1;
+  std::string status = "unfinished";
+  std::uint64_t iterations = 0;
+  TimeNs gpu_ns = 0;
+  std::vector<double> latencies_ms;
+  std::uint64_t slo_met = 0;
+  std::vector<TimeNs> arrivals;         ///< logged request arrivals
+  std::vector<TimeNs> served_arrivals;  ///< arrival times of the served requests
+  std::uint64_t in_phase = 0;           ///< closed loop: ended inside the phase it was sent in
+};
+
+struct DeviceAcc {
+  BusyUnion compute, h2d, d2h;
+  std::int64_t mem_now = 0, mem_peak = 0;
+  std::uint64_t slices = 0;
+};
+
+struct State {
+  const std::vector<JobSpec>* jobs = nullptr;
+  bool bounded = true;  ///< settle busy time as ops end (streaming); off: keep every piece
+  std::vector<JobAcc> acc;
+  std::vector<DeviceAcc> devices;
+  InFlightOps in_flight;
+  std::map<std::string, std::vector<double>, std::less<>> metrics;
+  std::uint64_t preemptions = 0, migrations = 0, contexts_started = 0, dropped = 0, aborted = 0;
+  TimeNs end_ns = 0, last_job_end = 0;
+  std::uint64_t runtime_events = 0;
+  std::uint64_t events = 0;
+};
+
+}  // namespace gpumux::summary_detail
