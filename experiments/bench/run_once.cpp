@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     events = r.events;
     end_ns = r.end_ns;
   } else {
-    const gpumux::ExperimentResult r = gpumux::run_experiment(cfg, root, false);
+    const gpumux::ExperimentResult r = gpumux::run_experiment(cfg, root, /*write_outputs=*/false,
+                                                              /*keep_log=*/false);
     events = r.run.runtime_events;
     end_ns = r.run.end_ns;
   }
