@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gpumux/errors.hpp"
+#include "op_cost_memo.hpp"
 
 namespace gpumux {
 
@@ -307,6 +308,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   EngineOptions options_;
   std::vector<Device*> devices_;
   std::vector<CostModel> costs_;
+  mutable std::vector<OpCostMemo> cost_memos_;  // per device, over costs_ (dispatch hot path)
   std::vector<std::unique_ptr<BestFitPool>> memory_;
 
   std::vector<JobSpec> specs_;
@@ -343,6 +345,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
     memory_.push_back(std::make_unique<BestFitPool>(d->profile().memory_bytes));
     d->set_observer(this);
   }
+  for (const CostModel& c : costs_) cost_memos_.emplace_back(c);
   states_.resize(specs_.size());
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     JobState& s = states_[i];
@@ -852,7 +855,7 @@ DurationNs EngineImpl::op_cost(const JobState& s, DeviceId device, const Cursor&
 
 OpKernels EngineImpl::op_kernels(const JobState& s, DeviceId device, const Cursor& c,
                                  LayerRange r) const {
-  const CostModel& cm = costs_[index_of(device)];
+  OpCostMemo& cm = cost_memos_[index_of(device)];
   if (c.pass == Pass::Update) return cm.update_kernels(*s.model, s.spec->optimizer);
   return cm.op_kernels(*s.model, r, s.spec->batch, c.pass, s.inference());
 }
@@ -968,7 +971,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   spec.setup_ns = options.setup_ns;
   spec.demand = spec.pass == Pass::Update
                     ? 1.0
-                    : costs_[index_of(device)].op_demand(*s.model, range, s.spec->batch, spec.pass);
+                    : cost_memos_[index_of(device)].op_demand(*s.model, range, s.spec->batch, spec.pass);
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();
