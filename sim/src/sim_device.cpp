@@ -98,6 +98,7 @@ void SimDevice::submit(const OpSpec& op) {
   st.submitted_ns = runtime_.now();
   st.stream = si;
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
+  active_.add(si);
   request_evaluate();
 }
 
@@ -112,7 +113,8 @@ std::size_t SimDevice::abort(JobId job) {
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
   // completion anywhere, so skip the evaluation event when nothing waits.
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       request_evaluate();
       return;
@@ -212,7 +214,8 @@ void SimDevice::advance(TimeNs now) noexcept {
   last_update_ = now;
   if (elapsed <= 0) return;
   const double dt = static_cast<double>(elapsed);
-  for (StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     OpState& op = queues_.op(s.issued.front());
     if (op.phase != Phase::Running || op.resource == Resource::None || op.rate <= 0.0) continue;
@@ -222,7 +225,10 @@ void SimDevice::advance(TimeNs now) noexcept {
 }
 
 void SimDevice::step_streams(TimeNs now) {
-  for (StreamState& s : queues_.streams()) {
+  // A stream with nothing issued has nothing queued either (issue() runs on every submit and
+  // removal), so only the active streams can change.
+  for (const std::uint32_t si : active_.items()) {
+    StreamState& s = queues_.stream(si);
     for (;;) {
       issue(s);
       if (s.issued.empty()) break;
@@ -293,41 +299,42 @@ void SimDevice::step_streams(TimeNs now) {
       notices_.push_back(n);
     }
   }
+  active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
 }
 
 void SimDevice::update_timeslice(TimeNs now) {
-  std::fill(runnable_.begin(), runnable_.end(), std::uint8_t{0});
-  bool any = false;
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
+  runnable_list_.clear();
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     const OpState& op = queues_.op(s.issued.front());
-    if (op.phase == Phase::Running && op.resource == Resource::Compute) {
+    if (op.phase == Phase::Running && op.resource == Resource::Compute && runnable_[s.tsg] == 0) {
       runnable_[s.tsg] = 1;
-      any = true;
+      runnable_list_.push_back(s.tsg);
     }
   }
+  const bool any = !runnable_list_.empty();
   if (switching_) {
     if (switch_end_ns_ > now) return;
     switching_ = false;
     give_gpu(switch_target_, now);
   }
   if (!any) return;
-  const std::size_t n = runnable_.size();
-  if (loaded_ < 0) {
-    for (std::uint32_t t = 0; t < n; ++t) {
-      if (runnable_[t] != 0) {
-        give_gpu(t, now);  // the first activation is free
-        return;
-      }
-    }
+  if (loaded_ < 0) {  // the first activation is free: the lowest runnable TSG
+    give_gpu(*std::min_element(runnable_list_.begin(), runnable_list_.end()), now);
+    return;
   }
+  // Round robin: the first runnable TSG after the current one, in registration order.
+  const std::size_t n = runnable_.size();
   const auto cur = static_cast<std::size_t>(loaded_);
   std::int64_t next = -1;
-  for (std::size_t k = 1; k < n; ++k) {
-    const std::size_t t = (cur + k) % n;
-    if (runnable_[t] != 0) {
-      next = static_cast<std::int64_t>(t);
-      break;
+  std::size_t best = n;  // distance after cur, 1..n-1
+  for (const std::uint32_t t : runnable_list_) {
+    const std::size_t k = (t + n - cur) % n;
+    if (k != 0 && k < best) {
+      best = k;
+      next = t;
     }
   }
   if (next < 0) return;  // nobody else wants the GPU
@@ -359,7 +366,8 @@ void SimDevice::recompute_rates(TimeNs now) {
   scratch_ops_.clear();
   scratch_prio_.clear();
   scratch_caps_.clear();
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     const std::uint32_t o = s.issued.front();
     OpState& op = queues_.op(o);
@@ -423,7 +431,8 @@ void SimDevice::recompute_rates(TimeNs now) {
 void SimDevice::share_link(Resource resource, double bandwidth, TimeNs now) {
   scratch_ops_.clear();
   scratch_caps_.clear();
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     const std::uint32_t o = s.issued.front();
     const OpState& op = queues_.op(o);
@@ -469,7 +478,8 @@ void SimDevice::deliver_notices() {
   delivering_ = 0;
   if (!finished_any) return;
   // An op of this device may wait for one that just finished here.
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       dirty_ = true;
       return;
@@ -479,7 +489,8 @@ void SimDevice::deliver_notices() {
 
 void SimDevice::schedule_next() {
   TimeNs next = kTimeNever;
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     const OpState& op = queues_.op(s.issued.front());
     switch (op.phase) {
@@ -501,8 +512,8 @@ void SimDevice::schedule_next() {
     } else if (profile_.timeslice_ns > 0 && loaded_ >= 0 &&
                runnable_[static_cast<std::size_t>(loaded_)] != 0) {
       bool contended = false;
-      for (std::size_t t = 0; t < runnable_.size(); ++t) {
-        contended = contended || (runnable_[t] != 0 && t != static_cast<std::size_t>(loaded_));
+      for (const std::uint32_t t : runnable_list_) {
+        contended = contended || static_cast<std::int64_t>(t) != loaded_;
       }
       if (contended) next = std::min(next, add_saturated(slice_start_ns_, profile_.timeslice_ns));
     }

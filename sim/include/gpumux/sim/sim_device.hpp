@@ -71,6 +71,7 @@
 #include "gpumux/device.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/runtime.hpp"
+#include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/stream_queues.hpp"
 
@@ -194,8 +195,10 @@ class SimDevice final : public Device {
   std::vector<double> scratch_shares_;
   std::vector<double> scratch_speeds_;
   std::vector<KernelLoad> scratch_loads_;
-  double kernel_wait_total_ = 0;        ///< warm start of kernel_wait_speeds
-  std::vector<std::uint8_t> runnable_;  ///< per TSG
+  double kernel_wait_total_ = 0;              ///< warm start of kernel_wait_speeds
+  std::vector<std::uint8_t> runnable_;        ///< per TSG
+  std::vector<std::uint32_t> runnable_list_;  ///< the TSGs with runnable_ set, unordered
+  ActiveStreams active_;                      ///< streams with issued ops
 };
 
 }  // namespace gpumux
