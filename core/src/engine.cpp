@@ -13,7 +13,8 @@
 #include <sstream>
 
 #include "gpumux/errors.hpp"
-#include "op_cost_memo.hpp"
+#include "gpumux/op_cost_memo.hpp"
+#include "gpumux/ring_fifo.hpp"
 
 namespace gpumux {
 
@@ -320,7 +321,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<OpInfo> ops_;
   std::vector<Arrival> arrivals_;
   std::size_t next_arrival_ = 0;
-  std::deque<Hook> hooks_;
+  RingFifo<Hook> hooks_;  // no allocation per hook once grown
   bool in_hook_ = false;
   std::vector<TimerId> timers_;  // engine timer id -> runtime timer id
   std::vector<bool> timer_live_;
@@ -969,9 +970,9 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   }
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
-  spec.demand = spec.pass == Pass::Update
-                    ? 1.0
-                    : cost_memos_[index_of(device)].op_demand(*s.model, range, s.spec->batch, spec.pass);
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  spec.demand =
+      spec.pass == Pass::Update ? 1.0 : costs.op_demand(*s.model, range, s.spec->batch, spec.pass);
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();

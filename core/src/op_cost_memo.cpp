@@ -1,4 +1,4 @@
-#include "op_cost_memo.hpp"
+#include "gpumux/op_cost_memo.hpp"
 
 namespace gpumux {
 
@@ -22,9 +22,13 @@ OpCostMemo::Key OpCostMemo::make_key(What what, const Model& model, LayerRange r
 }
 
 std::uint64_t OpCostMemo::hash_of(const Key& key) noexcept {
-  std::uint64_t h = mix(reinterpret_cast<std::uintptr_t>(key.model));
-  h = mix(h ^ (static_cast<std::uint64_t>(key.first) << 32 | key.last));
-  return mix(h ^ (static_cast<std::uint64_t>(key.batch) << 32 | key.tag));
+  // The fields folded into one word (shapes of one run differ mostly in first/last, which land
+  // in different bits), then one finaliser.
+  const std::uint64_t x =
+      reinterpret_cast<std::uintptr_t>(key.model) ^ (static_cast<std::uint64_t>(key.first) << 40) ^
+      (static_cast<std::uint64_t>(key.last) << 20) ^ (static_cast<std::uint64_t>(key.batch) << 52) ^
+      (static_cast<std::uint64_t>(key.tag) << 8);
+  return mix(x);
 }
 
 std::int64_t OpCostMemo::find(const Key& key, std::uint64_t hash) const noexcept {
