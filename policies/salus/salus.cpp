@@ -340,11 +340,34 @@ class Salus final : public Policy {
     const auto run_it = lane_runs_.find(lane_id);
     const LaneManager::Lane* lane = lanes_->find(lane_id);
     if (run_it == lane_runs_.end() || lane == nullptr || run_it->second.running) return;
+    if (orders_runnable_only(sched_, work_conserving_)) {
+      // The runnable sessions in the policy's order, picked one at a time (the first pick
+      // usually starts): the same order as sorting them, without sorting a whole lane.
+      view_.clear();
+      for (const auto& r : lane->residents) {
+        if (runnable(ctx, r.job)) view_.push_back(session_view(ctx, r.job));
+      }
+      for (std::size_t left = view_.size(); left > 0; --left) {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < left; ++i) {
+          if (precedes(sched_, view_[i], view_[best])) best = i;
+        }
+        const JobId job = view_[best].job;
+        if (start_iteration(ctx, job, run_it->second)) return;
+        view_[best] = view_[left - 1];  // tried: out of the candidates
+      }
+      return;
+    }
     std::vector<Session> view;
     for (const auto& r : lane->residents) view.push_back(session_view(ctx, r.job));
     for (std::size_t i : iteration_order(sched_, view, work_conserving_)) {
       if (start_iteration(ctx, view[i].job, run_it->second)) return;
     }
+  }
+
+  bool runnable(const Context& ctx, JobId job) const {
+    const JobState& js = ctx.job(job);
+    return js.active() && sessions_.at(job).loaded && js.has_dispatchable_work();
   }
 
   Session session_view(const Context& ctx, JobId job) const {
@@ -437,6 +460,7 @@ class Salus final : public Policy {
   std::map<LaneId, LaneRun> lane_runs_;
   std::deque<StreamId> spare_streams_;
   std::vector<std::pair<JobId, LaneId>> failed_;  // reservations that failed, oldest first
+  std::vector<Session> view_;  // schedule()'s candidates (reused: no allocation per iteration)
   std::uint64_t next_seq_ = 0;
   bool arena_blocked_ = false;
 };
