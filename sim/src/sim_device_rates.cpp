@@ -62,6 +62,26 @@ void SimDevice::recompute_rates(TimeNs now) {
     scratch_caps_.push_back(op.cap);
   }
   const std::size_t n = scratch_ops_.size();
+  if (n <= 1) {
+    // Nobody, or one op alone (the common case): what the general path computes for it, without
+    // its passes. fill_by_priority gives a lone op min(cap, 1) (one level, one entry: level =
+    // 1 / 1), its speed is 1 (no co-runner to wait for) and the efficiency 1 (fewer than two
+    // shares), so rate = 1 x share / cap.
+    if (n == 1) {
+      OpState& op = queues_.op(scratch_ops_[0]);
+      const double cap = scratch_caps_[0];
+      const double claim = cap > 0.0 ? cap : 0.0;
+      const double share = claim <= 1.0 ? claim : 1.0;
+      op.rate = cap > 0.0 ? 1.0 * share / cap : 0.0;
+      op.finish_ns =
+          op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
+    }
+    if (is_gpu()) {
+      share_link(running_h2d_, profile_.h2d_gbps, now);
+      share_link(running_d2h_, profile_.d2h_gbps, now);
+    }
+    return;
+  }
   scratch_shares_.resize(n);
   scratch_speeds_.assign(n, 1.0);
   if (is_gpu() && n >= 2) {
