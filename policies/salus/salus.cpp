@@ -237,6 +237,7 @@ class Salus final : public Policy {
       s.admitted_seq = next_seq_++;
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
+      index_session(job, &sessions_[job]);
       ctx.record("salus.queue_s", ns_to_seconds(ctx.now() - it->arrival_ns));
       if (it->arena_blocked) it->arena_waited_ns += ctx.now() - it->blocked_since_ns;
       if (it->arena_waited_ns > 0) {
@@ -289,6 +290,7 @@ class Salus final : public Policy {
     const auto it = sessions_.find(job);
     if (it == sessions_.end()) return;
     const LaneId lane = it->second.lane;
+    index_session(job, nullptr);
     sessions_.erase(it);
     ctx.record("salus.admitted", static_cast<double>(sessions_.size()));
     drop_from_lane(ctx, job, lane);
@@ -367,7 +369,16 @@ class Salus final : public Policy {
 
   bool runnable(const Context& ctx, JobId job) const {
     const JobState& js = ctx.job(job);
-    return js.active() && sessions_.at(job).loaded && js.has_dispatchable_work();
+    const SessionState* st =
+        index_of(job) < session_of_.size() ? session_of_[index_of(job)] : nullptr;
+    if (st == nullptr) st = &sessions_.at(job);  // every resident has a session: throws if not
+    return js.active() && st->loaded && js.has_dispatchable_work();
+  }
+
+  /// Keeps session_of_ (sessions_ by job index; map nodes do not move) in step with sessions_.
+  void index_session(JobId job, SessionState* s) {
+    if (index_of(job) >= session_of_.size()) session_of_.resize(index_of(job) + 1, nullptr);
+    session_of_[index_of(job)] = s;
   }
 
   Session session_view(const Context& ctx, JobId job) const {
@@ -435,6 +446,7 @@ class Salus final : public Policy {
       const auto [job, lane] = failed_.front();
       failed_.clear();
       if (sessions_.find(job) == sessions_.end() || !ctx.job(job).active()) continue;
+      index_session(job, nullptr);
       sessions_.erase(job);
       ctx.reject(job, "out of memory: its ephemeral memory does not fit the fragmented arena");
       drop_from_lane(ctx, job, lane);
@@ -457,6 +469,7 @@ class Salus final : public Policy {
   StreamId copy_{};
   std::deque<Pending> pending_;
   std::map<JobId, SessionState> sessions_;
+  std::vector<SessionState*> session_of_;  // by job index: schedule() checks every resident
   std::map<LaneId, LaneRun> lane_runs_;
   std::deque<StreamId> spare_streams_;
   std::vector<std::pair<JobId, LaneId>> failed_;  // reservations that failed, oldest first
