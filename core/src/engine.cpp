@@ -160,6 +160,11 @@ class EngineImpl final : public DeviceObserver, public Context {
     if (index_of(r) >= requests_.size()) fail("request_arrival", "unknown request");
     return requests_[index_of(r)].arrival_ns;
   }
+  [[nodiscard]] std::size_t request_count() const noexcept override { return requests_.size(); }
+  [[nodiscard]] JobId request_job(RequestId r) const override {
+    if (index_of(r) >= requests_.size()) fail("request_job", "unknown request");
+    return requests_[index_of(r)].job;
+  }
   [[nodiscard]] DurationNs estimate_next_ns(JobId job, DeviceId device,
                                             std::uint32_t layers) const override;
   [[nodiscard]] DurationNs estimate_unit_ns(JobId job, DeviceId device) const override;

@@ -150,11 +150,13 @@ class Salus final : public Policy {
   }
 
   void on_op_complete(Context& ctx, const OpRecord& r) override {
+    if (r.status != OpStatus::Ok) add_candidate(r.job);  // a rewind may give it work again
     if (r.purpose != OpPurpose::LoadWeights || r.status != OpStatus::Ok) return;
     const auto it = sessions_.find(r.job);
     if (it == sessions_.end()) return;
     it->second.loaded = true;
     it->second.pending_since_ns = ctx.now();  // its first iteration is pending from now
+    add_candidate(r.job);
     schedule(ctx, it->second.lane);
   }
 
@@ -176,10 +178,15 @@ class Salus final : public Policy {
     std::uint64_t ephemeral_bytes = 0;
     DurationNs unit_estimate_ns = 0;  // predicted solo iteration + the dispatch overhead
     bool loaded = false;              // persistent state resident: iterations may start
+    bool candidate = false;           // in its lane's candidates
   };
   struct LaneRun {
     StreamId stream{};
     std::optional<JobId> running;
+    // Sessions that may be runnable: every runnable one is here (added when one may become
+    // runnable: admission, load, a request, an iteration end), others leave when a walk
+    // finds them not runnable. schedule() walks these, not every resident.
+    std::vector<JobId> candidates;
   };
   struct Pending {
     JobId job{};
@@ -238,6 +245,7 @@ class Salus final : public Policy {
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
       index_session(job, &sessions_[job]);
+      add_candidate(job);
       ctx.record("salus.queue_s", ns_to_seconds(ctx.now() - it->arrival_ns));
       if (it->arena_blocked) it->arena_waited_ns += ctx.now() - it->blocked_since_ns;
       if (it->arena_waited_ns > 0) {
@@ -307,6 +315,7 @@ class Salus final : public Policy {
     LaneRun& run = lane_runs_.at(s.lane);
     if (!run.running || *run.running != job) return;
     run.running.reset();
+    add_candidate(job);
     s.used_ns += ctx.now() - s.iteration_start_ns;
     s.pending_since_ns = ctx.now();
     const LaneId lane = s.lane;
@@ -345,10 +354,21 @@ class Salus final : public Policy {
     if (orders_runnable_only(sched_, work_conserving_)) {
       // The runnable sessions in the policy's order, picked one at a time (the first pick
       // usually starts): the same order as sorting them, without sorting a whole lane.
+      add_arrived_requests(ctx);
       view_.clear();
-      for (const auto& r : lane->residents) {
-        if (runnable(ctx, r.job)) view_.push_back(session_view(ctx, r.job));
+      std::vector<JobId>& candidates = run_it->second.candidates;
+      std::size_t kept = 0;
+      for (const JobId job : candidates) {
+        SessionState* st = session_of_[index_of(job)];
+        if (st == nullptr || st->lane != lane_id) continue;  // left Salus
+        if (!runnable(ctx, job)) {
+          st->candidate = false;
+          continue;
+        }
+        candidates[kept++] = job;
+        view_.push_back(session_view(ctx, job));
       }
+      candidates.resize(kept);
       for (std::size_t left = view_.size(); left > 0; --left) {
         std::size_t best = 0;
         for (std::size_t i = 1; i < left; ++i) {
@@ -373,6 +393,26 @@ class Salus final : public Policy {
         index_of(job) < session_of_.size() ? session_of_[index_of(job)] : nullptr;
     if (st == nullptr) st = &sessions_.at(job);  // every resident has a session: throws if not
     return js.active() && st->loaded && js.has_dispatchable_work();
+  }
+
+  /// Makes `job` (if it has a session) a candidate of its lane.
+  void add_candidate(JobId job) {
+    if (index_of(job) >= session_of_.size() || session_of_[index_of(job)] == nullptr) return;
+    SessionState& s = *session_of_[index_of(job)];
+    if (s.candidate) return;
+    const auto run = lane_runs_.find(s.lane);
+    if (run == lane_runs_.end()) return;
+    s.candidate = true;
+    run->second.candidates.push_back(job);
+  }
+
+  /// Requests arrive before their hooks are delivered (several at one instant: one hook after
+  /// the other), and a schedule() in between sees them: the jobs of every request arrived
+  /// since the last call become candidates.
+  void add_arrived_requests(const Context& ctx) {
+    for (const std::size_t n = ctx.request_count(); requests_seen_ < n; ++requests_seen_) {
+      add_candidate(ctx.request_job(RequestId{requests_seen_}));
+    }
   }
 
   /// Keeps session_of_ (sessions_ by job index; map nodes do not move) in step with sessions_.
@@ -469,6 +509,7 @@ class Salus final : public Policy {
   StreamId copy_{};
   std::deque<Pending> pending_;
   std::map<JobId, SessionState> sessions_;
+  std::uint64_t requests_seen_ = 0;        // add_arrived_requests()
   std::vector<SessionState*> session_of_;  // by job index: schedule() checks every resident
   std::map<LaneId, LaneRun> lane_runs_;
   std::deque<StreamId> spare_streams_;
