@@ -66,6 +66,7 @@
 #include "common/job_runner.hpp"
 #include "gpumux/errors.hpp"
 #include "salus/arena_check.hpp"
+#include "salus/candidates.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
 
@@ -178,15 +179,10 @@ class Salus final : public Policy {
     std::uint64_t ephemeral_bytes = 0;
     DurationNs unit_estimate_ns = 0;  // predicted solo iteration + the dispatch overhead
     bool loaded = false;              // persistent state resident: iterations may start
-    bool candidate = false;           // in its lane's candidates
   };
   struct LaneRun {
     StreamId stream{};
     std::optional<JobId> running;
-    // Sessions that may be runnable: every runnable one is here (added when one may become
-    // runnable: admission, load, a request, an iteration end), others leave when a walk
-    // finds them not runnable. schedule() walks these, not every resident.
-    std::vector<JobId> candidates;
   };
   struct Pending {
     JobId job{};
@@ -290,6 +286,7 @@ class Salus final : public Policy {
     if (lanes_->release(job)) {
       spare_streams_.push_back(lane_runs_.at(lane).stream);
       lane_runs_.erase(lane);
+      candidates_.drop_lane(lane);
       ctx.record("salus.lanes", static_cast<double>(lanes_->lanes().size()));
     }
   }
@@ -354,21 +351,17 @@ class Salus final : public Policy {
     if (orders_runnable_only(sched_, work_conserving_)) {
       // The runnable sessions in the policy's order, picked one at a time (the first pick
       // usually starts): the same order as sorting them, without sorting a whole lane.
-      add_arrived_requests(ctx);
+      candidates_.add_arrived(ctx, [this](JobId job) -> std::optional<LaneId> {
+        const SessionState* st = session(job);
+        return st != nullptr ? std::optional<LaneId>(st->lane) : std::nullopt;
+      });
       view_.clear();
-      std::vector<JobId>& candidates = run_it->second.candidates;
-      std::size_t kept = 0;
-      for (const JobId job : candidates) {
-        SessionState* st = session_of_[index_of(job)];
-        if (st == nullptr || st->lane != lane_id) continue;  // left Salus
-        if (!runnable(ctx, job)) {
-          st->candidate = false;
-          continue;
-        }
-        candidates[kept++] = job;
+      candidates_.retain(lane_id, [&](JobId job) {
+        const SessionState* st = session(job);
+        if (st == nullptr || st->lane != lane_id || !runnable(ctx, job)) return false;
         view_.push_back(session_view(ctx, job));
-      }
-      candidates.resize(kept);
+        return true;
+      });
       for (std::size_t left = view_.size(); left > 0; --left) {
         std::size_t best = 0;
         for (std::size_t i = 1; i < left; ++i) {
@@ -387,32 +380,20 @@ class Salus final : public Policy {
     }
   }
 
+  /// Whether `job` (which has a session) has an iteration to start now.
   bool runnable(const Context& ctx, JobId job) const {
     const JobState& js = ctx.job(job);
-    const SessionState* st =
-        index_of(job) < session_of_.size() ? session_of_[index_of(job)] : nullptr;
-    if (st == nullptr) st = &sessions_.at(job);  // every resident has a session: throws if not
-    return js.active() && st->loaded && js.has_dispatchable_work();
+    return js.active() && session(job)->loaded && js.has_dispatchable_work();
   }
 
-  /// Makes `job` (if it has a session) a candidate of its lane.
+  /// The job's session, nullptr if none.
+  SessionState* session(JobId job) const {
+    return index_of(job) < session_of_.size() ? session_of_[index_of(job)] : nullptr;
+  }
+
+  /// Lists `job` (if it has a session) among its lane's candidates.
   void add_candidate(JobId job) {
-    if (index_of(job) >= session_of_.size() || session_of_[index_of(job)] == nullptr) return;
-    SessionState& s = *session_of_[index_of(job)];
-    if (s.candidate) return;
-    const auto run = lane_runs_.find(s.lane);
-    if (run == lane_runs_.end()) return;
-    s.candidate = true;
-    run->second.candidates.push_back(job);
-  }
-
-  /// Requests arrive before their hooks are delivered (several at one instant: one hook after
-  /// the other), and a schedule() in between sees them: the jobs of every request arrived
-  /// since the last call become candidates.
-  void add_arrived_requests(const Context& ctx) {
-    for (const std::size_t n = ctx.request_count(); requests_seen_ < n; ++requests_seen_) {
-      add_candidate(ctx.request_job(RequestId{requests_seen_}));
-    }
+    if (const SessionState* st = session(job)) candidates_.add(st->lane, job);
   }
 
   /// Keeps session_of_ (sessions_ by job index; map nodes do not move) in step with sessions_.
@@ -509,7 +490,7 @@ class Salus final : public Policy {
   StreamId copy_{};
   std::deque<Pending> pending_;
   std::map<JobId, SessionState> sessions_;
-  std::uint64_t requests_seen_ = 0;        // add_arrived_requests()
+  Candidates candidates_;                  // schedule()'s walk (candidates.hpp)
   std::vector<SessionState*> session_of_;  // by job index: schedule() checks every resident
   std::map<LaneId, LaneRun> lane_runs_;
   std::deque<StreamId> spare_streams_;
