@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
 #include <limits>
 #include <sstream>
 
