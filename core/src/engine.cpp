@@ -8,11 +8,12 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
 #include <limits>
 #include <sstream>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/op_cost_memo.hpp"
+#include "gpumux/ring_fifo.hpp"
 #include "op_table.hpp"
 
 namespace gpumux {
@@ -159,6 +160,11 @@ class EngineImpl final : public DeviceObserver, public Context {
   [[nodiscard]] TimeNs request_arrival(RequestId r) const override {
     if (index_of(r) >= requests_.size()) fail("request_arrival", "unknown request");
     return requests_[index_of(r)].arrival_ns;
+  }
+  [[nodiscard]] std::size_t request_count() const noexcept override { return requests_.size(); }
+  [[nodiscard]] JobId request_job(RequestId r) const override {
+    if (index_of(r) >= requests_.size()) fail("request_job", "unknown request");
+    return requests_[index_of(r)].job;
   }
   [[nodiscard]] DurationNs estimate_next_ns(JobId job, DeviceId device,
                                             std::uint32_t layers) const override;
@@ -309,6 +315,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   EngineOptions options_;
   std::vector<Device*> devices_;
   std::vector<CostModel> costs_;
+  mutable std::vector<OpCostMemo> cost_memos_;  // per device, over costs_ (dispatch hot path)
   std::vector<std::unique_ptr<BestFitPool>> memory_;
 
   std::vector<JobSpec> specs_;
@@ -320,7 +327,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   OpTable<OpInfo> ops_;  // finished ops are released: memory O(ops in flight)
   std::vector<Arrival> arrivals_;
   std::size_t next_arrival_ = 0;
-  std::deque<Hook> hooks_;
+  RingFifo<Hook> hooks_;  // no allocation per hook once grown
   bool in_hook_ = false;
   std::vector<TimerId> timers_;  // engine timer id -> runtime timer id
   std::vector<bool> timer_live_;
@@ -345,6 +352,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
     memory_.push_back(std::make_unique<BestFitPool>(d->profile().memory_bytes));
     d->set_observer(this);
   }
+  for (const CostModel& c : costs_) cost_memos_.emplace_back(c);
   states_.resize(specs_.size());
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     JobState& s = states_[i];
@@ -858,7 +866,7 @@ DurationNs EngineImpl::op_cost(const JobState& s, DeviceId device, const Cursor&
 
 OpKernels EngineImpl::op_kernels(const JobState& s, DeviceId device, const Cursor& c,
                                  LayerRange r) const {
-  const CostModel& cm = costs_[index_of(device)];
+  OpCostMemo& cm = cost_memos_[index_of(device)];
   if (c.pass == Pass::Update) return cm.update_kernels(*s.model, s.spec->optimizer);
   return cm.op_kernels(*s.model, r, s.spec->batch, c.pass, s.inference());
 }
@@ -972,9 +980,9 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   }
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
-  spec.demand = spec.pass == Pass::Update
-                    ? 1.0
-                    : costs_[index_of(device)].op_demand(*s.model, range, s.spec->batch, spec.pass);
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  spec.demand =
+      spec.pass == Pass::Update ? 1.0 : costs.op_demand(*s.model, range, s.spec->batch, spec.pass);
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();

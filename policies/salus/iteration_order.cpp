@@ -37,7 +37,7 @@ namespace {
 
 // The policy's preference as a sortable key; smaller runs first. Sessions with nothing
 // pending sort after every runnable one under PACK (they have no pending iteration).
-std::tuple<std::int64_t, std::uint64_t> key(SchedPolicy policy, const Session& s) {
+std::tuple<std::int64_t, std::uint64_t> key(SchedPolicy policy, const Session& s) noexcept {
   switch (policy) {
     case SchedPolicy::Pack:
       return {s.runnable ? s.pending_since_ns : kTimeNever, s.admitted_seq};
@@ -54,6 +54,14 @@ std::tuple<std::int64_t, std::uint64_t> key(SchedPolicy policy, const Session& s
   }
   return {0, s.admitted_seq};
 }
+
+}  // namespace
+
+bool precedes(SchedPolicy policy, const Session& a, const Session& b) noexcept {
+  return key(policy, a) < key(policy, b);
+}
+
+namespace {
 
 std::vector<std::size_t> sorted_by(SchedPolicy policy, std::span<const Session> sessions,
                                    bool runnable_only) {

@@ -43,6 +43,16 @@ struct Session {
   DurationNs expected_total_ns = 0;   ///< PREEMPT: the job's declared total time (TIME:TOTAL)
 };
 
+/// Whether `a` goes before `b` under `policy` (a strict total order when admitted_seq is unique:
+/// every tie is broken by it). iteration_order sorts by it.
+[[nodiscard]] bool precedes(SchedPolicy policy, const Session& a, const Session& b) noexcept;
+
+/// Whether iteration_order(policy, sessions, work_conserving) is just every runnable session by
+/// precedes() (so a caller may pick them one at a time instead of sorting all).
+[[nodiscard]] inline bool orders_runnable_only(SchedPolicy policy, bool work_conserving) noexcept {
+  return work_conserving && policy != SchedPolicy::Fifo && policy != SchedPolicy::Preempt;
+}
+
 /// Indices into `sessions` of the runnable sessions the lane should try, in order (the first
 /// whose iteration can start wins). Empty when the lane should stay idle.
 [[nodiscard]] std::vector<std::size_t> iteration_order(SchedPolicy policy,

@@ -66,6 +66,7 @@
 #include "common/job_runner.hpp"
 #include "gpumux/errors.hpp"
 #include "salus/arena_check.hpp"
+#include "salus/candidates.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
 
@@ -150,11 +151,13 @@ class Salus final : public Policy {
   }
 
   void on_op_complete(Context& ctx, const OpRecord& r) override {
+    if (r.status != OpStatus::Ok) add_candidate(r.job);  // a rewind may give it work again
     if (r.purpose != OpPurpose::LoadWeights || r.status != OpStatus::Ok) return;
     const auto it = sessions_.find(r.job);
     if (it == sessions_.end()) return;
     it->second.loaded = true;
     it->second.pending_since_ns = ctx.now();  // its first iteration is pending from now
+    add_candidate(r.job);
     schedule(ctx, it->second.lane);
   }
 
@@ -237,6 +240,8 @@ class Salus final : public Policy {
       s.admitted_seq = next_seq_++;
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
+      index_session(job, &sessions_[job]);
+      add_candidate(job);
       ctx.record("salus.queue_s", ns_to_seconds(ctx.now() - it->arrival_ns));
       if (it->arena_blocked) it->arena_waited_ns += ctx.now() - it->blocked_since_ns;
       if (it->arena_waited_ns > 0) {
@@ -281,6 +286,7 @@ class Salus final : public Policy {
     if (lanes_->release(job)) {
       spare_streams_.push_back(lane_runs_.at(lane).stream);
       lane_runs_.erase(lane);
+      candidates_.drop_lane(lane);
       ctx.record("salus.lanes", static_cast<double>(lanes_->lanes().size()));
     }
   }
@@ -289,6 +295,7 @@ class Salus final : public Policy {
     const auto it = sessions_.find(job);
     if (it == sessions_.end()) return;
     const LaneId lane = it->second.lane;
+    index_session(job, nullptr);
     sessions_.erase(it);
     ctx.record("salus.admitted", static_cast<double>(sessions_.size()));
     drop_from_lane(ctx, job, lane);
@@ -305,6 +312,7 @@ class Salus final : public Policy {
     LaneRun& run = lane_runs_.at(s.lane);
     if (!run.running || *run.running != job) return;
     run.running.reset();
+    add_candidate(job);
     s.used_ns += ctx.now() - s.iteration_start_ns;
     s.pending_since_ns = ctx.now();
     const LaneId lane = s.lane;
@@ -340,11 +348,58 @@ class Salus final : public Policy {
     const auto run_it = lane_runs_.find(lane_id);
     const LaneManager::Lane* lane = lanes_->find(lane_id);
     if (run_it == lane_runs_.end() || lane == nullptr || run_it->second.running) return;
+    if (orders_runnable_only(sched_, work_conserving_)) {
+      // The runnable sessions in the policy's order, picked one at a time (the first pick
+      // usually starts): the same order as sorting them, without sorting a whole lane.
+      candidates_.add_arrived(ctx, [this](JobId job) -> std::optional<LaneId> {
+        const SessionState* st = session(job);
+        return st != nullptr ? std::optional<LaneId>(st->lane) : std::nullopt;
+      });
+      view_.clear();
+      candidates_.retain(lane_id, [&](JobId job) {
+        const SessionState* st = session(job);
+        if (st == nullptr || st->lane != lane_id || !runnable(ctx, job)) return false;
+        view_.push_back(session_view(ctx, job));
+        return true;
+      });
+      for (std::size_t left = view_.size(); left > 0; --left) {
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < left; ++i) {
+          if (precedes(sched_, view_[i], view_[best])) best = i;
+        }
+        const JobId job = view_[best].job;
+        if (start_iteration(ctx, job, run_it->second)) return;
+        view_[best] = view_[left - 1];  // tried: out of the candidates
+      }
+      return;
+    }
     std::vector<Session> view;
     for (const auto& r : lane->residents) view.push_back(session_view(ctx, r.job));
     for (std::size_t i : iteration_order(sched_, view, work_conserving_)) {
       if (start_iteration(ctx, view[i].job, run_it->second)) return;
     }
+  }
+
+  /// Whether `job` (which has a session) has an iteration to start now.
+  bool runnable(const Context& ctx, JobId job) const {
+    const JobState& js = ctx.job(job);
+    return js.active() && session(job)->loaded && js.has_dispatchable_work();
+  }
+
+  /// The job's session, nullptr if none.
+  SessionState* session(JobId job) const {
+    return index_of(job) < session_of_.size() ? session_of_[index_of(job)] : nullptr;
+  }
+
+  /// Lists `job` (if it has a session) among its lane's candidates.
+  void add_candidate(JobId job) {
+    if (const SessionState* st = session(job)) candidates_.add(st->lane, job);
+  }
+
+  /// Keeps session_of_ (sessions_ by job index; map nodes do not move) in step with sessions_.
+  void index_session(JobId job, SessionState* s) {
+    if (index_of(job) >= session_of_.size()) session_of_.resize(index_of(job) + 1, nullptr);
+    session_of_[index_of(job)] = s;
   }
 
   Session session_view(const Context& ctx, JobId job) const {
@@ -412,6 +467,7 @@ class Salus final : public Policy {
       const auto [job, lane] = failed_.front();
       failed_.clear();
       if (sessions_.find(job) == sessions_.end() || !ctx.job(job).active()) continue;
+      index_session(job, nullptr);
       sessions_.erase(job);
       ctx.reject(job, "out of memory: its ephemeral memory does not fit the fragmented arena");
       drop_from_lane(ctx, job, lane);
@@ -434,9 +490,12 @@ class Salus final : public Policy {
   StreamId copy_{};
   std::deque<Pending> pending_;
   std::map<JobId, SessionState> sessions_;
+  Candidates candidates_;                  // schedule()'s walk (candidates.hpp)
+  std::vector<SessionState*> session_of_;  // by job index: schedule() checks every resident
   std::map<LaneId, LaneRun> lane_runs_;
   std::deque<StreamId> spare_streams_;
   std::vector<std::pair<JobId, LaneId>> failed_;  // reservations that failed, oldest first
+  std::vector<Session> view_;  // schedule()'s candidates (reused: no allocation per iteration)
   std::uint64_t next_seq_ = 0;
   bool arena_blocked_ = false;
 };

@@ -2,35 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "gpumux/sim/fluid_share.hpp"
 #include "gpumux/sim/kernel_share.hpp"
+#include "sim_device_util.hpp"
 
 namespace gpumux {
 
-namespace {
-
-// ns until `work` is done at `rate`, rounded up to a whole ns. The tolerance keeps floating
-// point noise from pushing an exact quotient (8 MiB at 12 B/ns, 10 ms at rate 0.4) one ns late.
-DurationNs time_to_finish(double work, double rate) noexcept {
-  const double ns = work / rate;
-  if (!(ns < 4e18)) return kTimeNever;
-  return ceil_ns(ns - (ns * 1e-14 + 1e-9));
-}
-
-TimeNs add_saturated(TimeNs t, DurationNs d) noexcept {
-  return d >= kTimeNever - t ? kTimeNever : t + d;
-}
-
-bool positive_finite(double v) noexcept {
-  return v > 0.0 && std::isfinite(v);
-}
-
-}  // namespace
+using sim_device_detail::add_saturated;
+using sim_device_detail::positive_finite;
 
 // ---- set-up ----
 
@@ -98,6 +80,7 @@ void SimDevice::submit(const OpSpec& op) {
   st.submitted_ns = runtime_.now();
   st.stream = si;
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
+  active_.add(si);
   request_evaluate();
 }
 
@@ -112,7 +95,8 @@ std::size_t SimDevice::abort(JobId job) {
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
   // completion anywhere, so skip the evaluation event when nothing waits.
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       request_evaluate();
       return;
@@ -200,6 +184,7 @@ void SimDevice::evaluate() {
     const TimeNs now = runtime_.now();
     advance(now);
     step_streams(now);
+    collect_running();
     if (is_gpu()) update_timeslice(now);
     recompute_rates(now);
     deliver_notices();  // the observer may re-enter: that sets dirty_
@@ -212,7 +197,8 @@ void SimDevice::advance(TimeNs now) noexcept {
   last_update_ = now;
   if (elapsed <= 0) return;
   const double dt = static_cast<double>(elapsed);
-  for (StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     OpState& op = queues_.op(s.issued.front());
     if (op.phase != Phase::Running || op.resource == Resource::None || op.rate <= 0.0) continue;
@@ -222,7 +208,10 @@ void SimDevice::advance(TimeNs now) noexcept {
 }
 
 void SimDevice::step_streams(TimeNs now) {
-  for (StreamState& s : queues_.streams()) {
+  // A stream with nothing issued has nothing queued either (issue() runs on every submit and
+  // removal), so only the active streams can change.
+  for (const std::uint32_t si : active_.items()) {
+    StreamState& s = queues_.stream(si);
     for (;;) {
       issue(s);
       if (s.issued.empty()) break;
@@ -293,41 +282,40 @@ void SimDevice::step_streams(TimeNs now) {
       notices_.push_back(n);
     }
   }
+  active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
 }
 
 void SimDevice::update_timeslice(TimeNs now) {
-  std::fill(runnable_.begin(), runnable_.end(), std::uint8_t{0});
-  bool any = false;
-  for (const StreamState& s : queues_.streams()) {
-    if (s.issued.empty()) continue;
-    const OpState& op = queues_.op(s.issued.front());
-    if (op.phase == Phase::Running && op.resource == Resource::Compute) {
-      runnable_[s.tsg] = 1;
-      any = true;
+  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
+  runnable_list_.clear();
+  for (const Running& r : running_compute_) {
+    const std::uint32_t tsg = queues_.stream(r.stream).tsg;
+    if (runnable_[tsg] == 0) {
+      runnable_[tsg] = 1;
+      runnable_list_.push_back(tsg);
     }
   }
+  const bool any = !runnable_list_.empty();
   if (switching_) {
     if (switch_end_ns_ > now) return;
     switching_ = false;
     give_gpu(switch_target_, now);
   }
   if (!any) return;
-  const std::size_t n = runnable_.size();
-  if (loaded_ < 0) {
-    for (std::uint32_t t = 0; t < n; ++t) {
-      if (runnable_[t] != 0) {
-        give_gpu(t, now);  // the first activation is free
-        return;
-      }
-    }
+  if (loaded_ < 0) {  // the first activation is free: the lowest runnable TSG
+    give_gpu(*std::min_element(runnable_list_.begin(), runnable_list_.end()), now);
+    return;
   }
+  // Round robin: the first runnable TSG after the current one, in registration order.
+  const std::size_t n = runnable_.size();
   const auto cur = static_cast<std::size_t>(loaded_);
   std::int64_t next = -1;
-  for (std::size_t k = 1; k < n; ++k) {
-    const std::size_t t = (cur + k) % n;
-    if (runnable_[t] != 0) {
-      next = static_cast<std::int64_t>(t);
-      break;
+  std::size_t best = n;  // distance after cur, 1..n-1
+  for (const std::uint32_t t : runnable_list_) {
+    const std::size_t k = (t + n - cur) % n;
+    if (k != 0 && k < best) {
+      best = k;
+      next = t;
     }
   }
   if (next < 0) return;  // nobody else wants the GPU
@@ -352,94 +340,6 @@ void SimDevice::give_gpu(std::uint32_t tsg, TimeNs now) {
   loaded_ = tsg;
   slice_start_ns_ = now;
   notices_.push_back(Notice{Notice::Kind::Note, "timeslice", tsg, now, {}});
-}
-
-void SimDevice::recompute_rates(TimeNs now) {
-  // Compute engine: priority water-filling among the ops of the TSG holding the GPU.
-  scratch_ops_.clear();
-  scratch_prio_.clear();
-  scratch_caps_.clear();
-  for (const StreamState& s : queues_.streams()) {
-    if (s.issued.empty()) continue;
-    const std::uint32_t o = s.issued.front();
-    OpState& op = queues_.op(o);
-    if (op.phase != Phase::Running || op.resource != Resource::Compute) continue;
-    const bool holds_gpu =
-        !is_gpu() || (!switching_ && loaded_ == static_cast<std::int64_t>(s.tsg));
-    if (!holds_gpu) {
-      op.rate = 0.0;
-      op.finish_ns = kTimeNever;
-      continue;
-    }
-    scratch_ops_.push_back(o);
-    scratch_prio_.push_back(s.priority);
-    scratch_caps_.push_back(op.cap);
-  }
-  const std::size_t n = scratch_ops_.size();
-  scratch_shares_.resize(n);
-  scratch_speeds_.assign(n, 1.0);
-  if (is_gpu() && n >= 2) {
-    // Kernel level: each op's kernels wait for the others' GPU-filling kernels to retire
-    // (kernel_share.hpp); an op then occupies demand x (device busy fraction) x speed.
-    scratch_loads_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const OpSpec& spec = queues_.op(scratch_ops_[i]).spec;
-      const auto solo = static_cast<double>(spec.solo_ns);
-      const double gpu = spec.gpu_ns > 0 ? static_cast<double>(spec.gpu_ns) : solo;
-      scratch_loads_.push_back(KernelLoad{solo, gpu, static_cast<double>(spec.kernels),
-                                          spec.kernel_wait_ns, spec.kernel_wait_priority_ns,
-                                          scratch_prio_[i]});
-    }
-    kernel_wait_speeds(scratch_loads_, scratch_speeds_, &kernel_wait_total_);
-    for (std::size_t i = 0; i < n; ++i) {
-      const KernelLoad& k = scratch_loads_[i];
-      if (k.solo_ns > 0 && k.gpu_ns < k.solo_ns) scratch_caps_[i] *= k.gpu_ns / k.solo_ns;
-      scratch_caps_[i] *= scratch_speeds_[i];
-    }
-  }
-  fill_by_priority(1.0, scratch_prio_, scratch_caps_, scratch_shares_);
-  std::size_t active = 0;
-  for (const double share : scratch_shares_) active += share > 0.0 ? 1 : 0;
-  double efficiency = 1.0;
-  if (active >= 2) {
-    efficiency =
-        is_gpu() && loaded_ == mps_tsg_ ? profile_.mps_efficiency : profile_.concurrent_efficiency;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    OpState& op = queues_.op(scratch_ops_[i]);
-    // share / cap is the fraction of its (speed-limited) claim the op got.
-    op.rate =
-        scratch_caps_[i] > 0.0 ? scratch_speeds_[i] * scratch_shares_[i] / scratch_caps_[i] : 0.0;
-    if (efficiency != 1.0) op.rate *= efficiency;
-    op.finish_ns =
-        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
-  }
-  if (is_gpu()) {
-    share_link(Resource::H2D, profile_.h2d_gbps, now);
-    share_link(Resource::D2H, profile_.d2h_gbps, now);
-  }
-}
-
-void SimDevice::share_link(Resource resource, double bandwidth, TimeNs now) {
-  scratch_ops_.clear();
-  scratch_caps_.clear();
-  for (const StreamState& s : queues_.streams()) {
-    if (s.issued.empty()) continue;
-    const std::uint32_t o = s.issued.front();
-    const OpState& op = queues_.op(o);
-    if (op.phase != Phase::Running || op.resource != resource) continue;
-    scratch_ops_.push_back(o);
-    scratch_caps_.push_back(op.cap);
-  }
-  if (scratch_ops_.empty()) return;
-  scratch_shares_.resize(scratch_ops_.size());
-  water_fill(bandwidth, scratch_caps_, scratch_shares_);
-  for (std::size_t i = 0; i < scratch_ops_.size(); ++i) {
-    OpState& op = queues_.op(scratch_ops_[i]);
-    op.rate = scratch_shares_[i];
-    op.finish_ns =
-        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
-  }
 }
 
 void SimDevice::deliver_notices() {
@@ -469,7 +369,8 @@ void SimDevice::deliver_notices() {
   delivering_ = 0;
   if (!finished_any) return;
   // An op of this device may wait for one that just finished here.
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
       dirty_ = true;
       return;
@@ -479,7 +380,8 @@ void SimDevice::deliver_notices() {
 
 void SimDevice::schedule_next() {
   TimeNs next = kTimeNever;
-  for (const StreamState& s : queues_.streams()) {
+  for (const std::uint32_t si : active_.items()) {
+    const StreamState& s = queues_.stream(si);
     if (s.issued.empty()) continue;
     const OpState& op = queues_.op(s.issued.front());
     switch (op.phase) {
@@ -501,8 +403,8 @@ void SimDevice::schedule_next() {
     } else if (profile_.timeslice_ns > 0 && loaded_ >= 0 &&
                runnable_[static_cast<std::size_t>(loaded_)] != 0) {
       bool contended = false;
-      for (std::size_t t = 0; t < runnable_.size(); ++t) {
-        contended = contended || (runnable_[t] != 0 && t != static_cast<std::size_t>(loaded_));
+      for (const std::uint32_t t : runnable_list_) {
+        contended = contended || static_cast<std::int64_t>(t) != loaded_;
       }
       if (contended) next = std::min(next, add_saturated(slice_start_ns_, profile_.timeslice_ns));
     }

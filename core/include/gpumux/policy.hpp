@@ -94,6 +94,11 @@ class Context {
   [[nodiscard]] virtual ContextId default_context(DeviceId id) const = 0;
   /// The arrival time of a request.
   [[nodiscard]] virtual TimeNs request_arrival(RequestId r) const = 0;
+  /// Requests arrived so far: their ids are 0 .. request_count() - 1, in arrival order. A
+  /// request counts from its arrival, before its on_request_arrival hook is delivered.
+  [[nodiscard]] virtual std::size_t request_count() const noexcept = 0;
+  /// The job a request belongs to.
+  [[nodiscard]] virtual JobId request_job(RequestId r) const = 0;
   /// Predicted solo time of the job's next `layers` layers (0 = rest of pass) on `device`.
   [[nodiscard]] virtual DurationNs estimate_next_ns(JobId job, DeviceId device,
                                                     std::uint32_t layers = 0) const = 0;

@@ -123,6 +123,8 @@ class StreamDirectory {
                         const StreamOptions& options) const;
   /// The index of a registered stream. Throws std::invalid_argument for an unknown stream.
   [[nodiscard]] std::uint32_t index(StreamId stream) const {
+    const std::uint32_t id = raw(stream);
+    if (id < dense_.size() && dense_[id] != kNoIndex) return dense_[id];
     const auto it = index_.find(stream);
     if (it == index_.end()) reject_stream(stream);
     return it->second;
@@ -150,7 +152,14 @@ class StreamDirectory {
   }
 
  protected:
-  void add(StreamId stream, std::uint32_t index) { index_.emplace(stream, index); }
+  void add(StreamId stream, std::uint32_t index) {
+    index_.emplace(stream, index);
+    const std::uint32_t id = raw(stream);
+    if (id < kDenseIds) {
+      if (id >= dense_.size()) dense_.resize(id + 1, kNoIndex);
+      dense_[id] = index;
+    }
+  }
 
  private:
   [[noreturn]] void reject_stream(StreamId stream) const;
@@ -161,6 +170,11 @@ class StreamDirectory {
 
   std::string owner_;
   std::map<StreamId, std::uint32_t> index_;
+  // The same for ids below kDenseIds (an engine numbers its streams from 0): a lookup per op
+  // without walking the map.
+  static constexpr std::uint32_t kDenseIds = 1u << 16;
+  static constexpr std::uint32_t kNoIndex = ~0u;
+  std::vector<std::uint32_t> dense_;
 };
 
 template <class Op, class Stream = QueuedStream>

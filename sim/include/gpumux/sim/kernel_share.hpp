@@ -26,8 +26,10 @@
 // priority, O(n^2) per iteration otherwise.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 namespace gpumux {
@@ -61,6 +63,14 @@ inline double speed_at(const KernelLoad& a, double total, double* slope) noexcep
   return r;
 }
 
+// Whether two loads are bit-for-bit equal (speed_at then gives them the same speed and slope).
+inline bool same_load(const KernelLoad& a, const KernelLoad& b) noexcept {
+  const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  return bits(a.solo_ns) == bits(b.solo_ns) && bits(a.gpu_ns) == bits(b.gpu_ns) &&
+         bits(a.kernels) == bits(b.kernels) && bits(a.wait_ns) == bits(b.wait_ns) &&
+         bits(a.wait_priority_ns) == bits(b.wait_priority_ns) && a.priority == b.priority;
+}
+
 }  // namespace detail
 
 /// Writes speeds[i] in (0, 1]: op i's progress rate from kernel waits alone. speeds.size()
@@ -84,9 +94,13 @@ inline void kernel_wait_speeds(std::span<const KernelLoad> ops, std::span<double
     if (hi <= 0) return;
     double t = total_hint != nullptr && *total_hint > 0 && *total_hint < hi ? *total_hint : hi;
     for (int it = 0; it < 100; ++it) {
-      double h = -t, dh = -1, slope = 0;
-      for (const KernelLoad& a : ops) {
-        h += a.wait_ns * detail::speed_at(a, t, &slope);
+      double h = -t, dh = -1, slope = 0, r = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const KernelLoad& a = ops[i];
+        // Runs of equal loads (a lane per job of one model) share one speed_at: the same
+        // values, added in the same order.
+        if (i == 0 || !detail::same_load(a, ops[i - 1])) r = detail::speed_at(a, t, &slope);
+        h += a.wait_ns * r;
         dh += a.wait_ns * slope;
       }
       if (h > 0)

@@ -71,6 +71,7 @@
 #include "gpumux/device.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/runtime.hpp"
+#include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/stream_queues.hpp"
 
@@ -153,8 +154,14 @@ class SimDevice final : public Device {
   void update_timeslice(TimeNs now);
   void begin_switch(std::uint32_t target, TimeNs now);
   void give_gpu(std::uint32_t tsg, TimeNs now);
+  /// Lists the heads in their main phase on a shared resource (running_*), stream order.
+  void collect_running();
   void recompute_rates(TimeNs now);
-  void share_link(Resource resource, double bandwidth, TimeNs now);
+  struct Running {
+    std::uint32_t op = 0;      ///< slot
+    std::uint32_t stream = 0;  ///< stream index
+  };
+  void share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now);
   void deliver_notices();
   void schedule_next();
   void set_timer(TimeNs when_ns);
@@ -194,8 +201,14 @@ class SimDevice final : public Device {
   std::vector<double> scratch_shares_;
   std::vector<double> scratch_speeds_;
   std::vector<KernelLoad> scratch_loads_;
-  double kernel_wait_total_ = 0;        ///< warm start of kernel_wait_speeds
-  std::vector<std::uint8_t> runnable_;  ///< per TSG
+  double kernel_wait_total_ = 0;              ///< warm start of kernel_wait_speeds
+  std::vector<std::uint8_t> runnable_;        ///< per TSG
+  std::vector<std::uint32_t> runnable_list_;  ///< the TSGs with runnable_ set, unordered
+  ActiveStreams active_;                      ///< streams with issued ops
+  // heads in their main phase by resource, stream order (collect_running, once per pass)
+  std::vector<Running> running_compute_;
+  std::vector<Running> running_h2d_;
+  std::vector<Running> running_d2h_;
 };
 
 }  // namespace gpumux

@@ -1,0 +1,47 @@
+// A FIFO on a growable ring buffer: push_back / front / pop_front without allocation once it
+// has grown to the largest backlog (std::deque allocates and frees a block every few elements
+// as the queue moves through memory, which the engine's per-op hook queue did millions of
+// times). T must be default-constructible and movable.
+//
+// Thread rules: not thread-safe (one owner thread). Sizes are element counts.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace gpumux {
+
+template <class T>
+class RingFifo {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// The oldest element; requires !empty().
+  [[nodiscard]] T& front() noexcept { return buf_[head_]; }
+  void push_back(T v) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
+    ++size_;
+  }
+  /// Requires !empty(). The slot keeps a moved-from value until it is reused.
+  void pop_front() noexcept {
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+  }
+
+ private:
+  void grow() {  // doubles the buffer (16 at first), oldest element first
+    std::vector<T> next(buf_.empty() ? 16 : 2 * buf_.size());
+    for (std::size_t i = 0; i < size_; ++i) {
+      next[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    }
+    buf_ = std::move(next);
+    head_ = 0;
+  }
+  std::vector<T> buf_;  ///< power-of-two size
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace gpumux
