@@ -2,7 +2,6 @@
 #include "busy_time.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 namespace gpumux {
 
@@ -13,72 +12,109 @@ void BusyUnion::add(TimeNs s, TimeNs e) {
     s = settled_until_;
     if (e <= s) return;
   }
-  // Merge with every piece that overlaps or touches [s, e).
-  auto it = pieces_.upper_bound(s);
-  if (it != pieces_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= s) {
-      if (prev->second >= e) return;  // already covered
-      s = prev->first;
-      it = prev;
-    }
+  if (pieces_.size() > head_ && e < pieces_.back().e) {
+    insert_sorted(s, e);
+    return;
   }
-  while (it != pieces_.end() && it->first <= e) {
-    e = std::max(e, it->second);
-    it = pieces_.erase(it);
+  // Ends no earlier than every piece: it merges with the pieces that end at or after its
+  // start, which are the last ones.
+  while (pieces_.size() > head_ && pieces_.back().e >= s) {
+    s = std::min(s, pieces_.back().s);
+    pieces_.pop_back();
   }
-  pieces_.emplace_hint(it, s, e);
+  pieces_.push_back({s, e});
+}
+
+void BusyUnion::insert_sorted(TimeNs s, TimeNs e) {
+  const auto first = pieces_.begin() + static_cast<std::ptrdiff_t>(head_);
+  // Pieces that overlap or touch [s, e): from the first that ends at or after s to the last
+  // that starts at or before e.
+  const auto lo =
+      std::lower_bound(first, pieces_.end(), s, [](const Piece& p, TimeNs v) { return p.e < v; });
+  const auto hi =
+      std::upper_bound(lo, pieces_.end(), e, [](TimeNs v, const Piece& p) { return v < p.s; });
+  if (lo == hi) {
+    pieces_.insert(lo, Piece{s, e});
+    return;
+  }
+  const Piece merged{std::min(s, lo->s), std::max(e, (hi - 1)->e)};
+  *lo = merged;
+  pieces_.erase(lo + 1, hi);
 }
 
 void BusyUnion::settle(TimeNs w) {
   if (w <= settled_until_) return;
   settled_until_ = w;
-  auto it = pieces_.begin();
-  while (it != pieces_.end() && it->second <= w) {
-    settled_total_ += it->second - it->first;
-    it = pieces_.erase(it);
+  while (head_ < pieces_.size() && pieces_[head_].e <= w) {
+    settled_total_ += pieces_[head_].e - pieces_[head_].s;
+    ++head_;
+  }
+  // Drop the settled prefix once it is most of the vector (amortised O(1) per piece).
+  if (head_ > 64 && head_ * 2 > pieces_.size()) {
+    pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
   }
 }
 
 TimeNs BusyUnion::total() const {
   TimeNs t = settled_total_;
-  for (const auto& [s, e] : pieces_) t += e - s;
+  for (std::size_t i = head_; i < pieces_.size(); ++i) t += pieces_[i].e - pieces_[i].s;
   return t;
 }
 
+void InFlightOps::to_general() {
+  general_ = true;
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    if (window_[i] != kEnded) live_[base_ + i] = window_[i];
+  }
+  window_ = RingFifo<TimeNs>{};
+  count_ = 0;
+}
+
 void InFlightOps::submit(std::uint64_t op, TimeNs t) {
+  if (!general_) {
+    const std::uint64_t next = base_ + window_.size();
+    // Ops never submitted between the window's end and `op` (a filtered log) are not in
+    // flight; a short gap is filled with ended slots.
+    constexpr std::uint64_t kMaxGap = 4096;
+    if (t >= last_ && (window_.empty() ? op >= base_ : op >= next) &&
+        (window_.empty() || op - next <= kMaxGap)) {
+      if (window_.empty()) {
+        base_ = op;
+      } else {
+        for (std::uint64_t i = next; i < op; ++i) window_.push_back(kEnded);
+      }
+      window_.push_back(t);
+      ++count_;
+      last_ = t;
+      return;
+    }
+    to_general();
+  }
   live_[op] = t;
-  if (!order_.empty() && t < last_) ordered_ = false;
-  last_ = std::max(last_, t);
-  order_.emplace_back(t, op);
 }
 
 void InFlightOps::end(std::uint64_t op) {
-  if (live_.erase(op) == 0) return;
-  // Ended ops leave order_ lazily (from its front); rebuild it when they dominate, so its
-  // size stays within a constant factor of the ops in flight.
-  if (order_.size() > 2 * live_.size() + 1024) {
-    std::deque<std::pair<TimeNs, std::uint64_t>> kept;
-    for (const auto& entry : order_) {
-      const auto found = live_.find(entry.second);
-      if (found != live_.end() && found->second == entry.first) kept.push_back(entry);
-    }
-    order_.swap(kept);
+  if (general_) {
+    live_.erase(op);
+    return;
+  }
+  if (op < base_ || op - base_ >= window_.size()) return;  // ended already, or never submitted
+  TimeNs& slot = window_[op - base_];
+  if (slot == kEnded) return;
+  slot = kEnded;
+  --count_;
+  while (!window_.empty() && window_.front() == kEnded) {
+    window_.pop_front();
+    ++base_;
   }
 }
 
 TimeNs InFlightOps::earliest() {
-  if (!ordered_) {
-    TimeNs m = kTimeNever;
-    for (const auto& [op, t] : live_) m = std::min(m, t);
-    return m;
-  }
-  while (!order_.empty()) {
-    const auto found = live_.find(order_.front().second);
-    if (found != live_.end() && found->second == order_.front().first) return found->second;
-    order_.pop_front();
-  }
-  return kTimeNever;
+  if (!general_) return window_.empty() ? kTimeNever : window_.front();
+  TimeNs m = kTimeNever;
+  for (const auto& [op, t] : live_) m = std::min(m, t);
+  return m;
 }
 
 }  // namespace gpumux

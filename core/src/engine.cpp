@@ -262,14 +262,22 @@ class EngineImpl final : public DeviceObserver, public Context {
   [[noreturn]] void fail(const std::string& command, const std::string& problem) const {
     throw PolicyError(std::string(policy_.name()), command, problem);
   }
+  // Inlined range checks; the message is built out of line (policies call these per op).
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_unknown(const char* command, const char* what,
+                                                           std::uint64_t id) const {
+    fail(command, std::string("unknown ") + what + " " + std::to_string(id));
+  }
   void check_job(JobId id, const char* command) const {
-    if (index_of(id) >= states_.size()) fail(command, "unknown job " + std::to_string(raw(id)));
+    if (index_of(id) >= states_.size()) [[unlikely]]
+      fail_unknown(command, "job", raw(id));
   }
   void check_device(DeviceId id, const char* command) const {
-    if (index_of(id) >= devices_.size()) fail(command, "unknown device " + std::to_string(raw(id)));
+    if (index_of(id) >= devices_.size()) [[unlikely]]
+      fail_unknown(command, "device", raw(id));
   }
   void check_stream(StreamId id, const char* command) const {
-    if (index_of(id) >= streams_.size()) fail(command, "unknown stream " + std::to_string(raw(id)));
+    if (index_of(id) >= streams_.size()) [[unlikely]]
+      fail_unknown(command, "stream", raw(id));
   }
   JobState& active_job(JobId id, const char* command);
 
@@ -288,7 +296,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   void drain_hooks();
   void deliver(const Hook& h);
 
-  OpId new_op(const OpSpec& spec_template, OpInfo info);
+  /// Numbers `spec` (sets its id), logs and submits it (no copy of the spec on the way).
+  OpId new_op(OpSpec& spec, const OpInfo& info);
   void add_dep(OpSpec& spec, OpId dep, const char* command) const;
   /// Makes `spec` wait for the start-up (process, context) of `stream`'s context, if any.
   void add_context_dep(OpSpec& spec, StreamId stream, const char* command) const;
@@ -903,11 +912,10 @@ JobState& EngineImpl::active_job(JobId id, const char* command) {
   return s;
 }
 
-OpId EngineImpl::new_op(const OpSpec& spec_template, OpInfo info) {
-  OpSpec spec = spec_template;
+OpId EngineImpl::new_op(OpSpec& spec, const OpInfo& info) {
   spec.id = OpId{ops_.size()};
-  info.submitted_ns = runtime_.now();
   ops_.push_back(info);
+  ops_[index_of(spec.id)].submitted_ns = runtime_.now();
   Event e = op_event(EventKind::OpSubmit, spec.id);
   emit(e);
   if (info.job != kSystemJob && info.counts_in_flight) {

@@ -12,13 +12,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "gpumux/ids.hpp"
 #include "gpumux/op.hpp"
+#include "gpumux/ring_fifo.hpp"
 
 namespace gpumux {
 
@@ -39,8 +39,7 @@ class OpTable {
     window_.push_back(info);
   }
   [[nodiscard]] bool complete(std::size_t id) const noexcept {
-    if (id >= size()) return false;
-    if (id >= base_) return window_[id - base_].complete;
+    if (id >= base_) return id < size() && window_[id - base_].complete;
     return !std::binary_search(released_incomplete_.begin(), released_incomplete_.end(), id);
   }
   [[nodiscard]] bool finished(std::size_t id) const noexcept {
@@ -78,7 +77,7 @@ class OpTable {
     }
   }
 
-  std::deque<Info> window_;
+  RingFifo<Info> window_;  ///< no allocation per op once grown (a deque allocates every few)
   std::size_t base_ = 0;
   std::vector<std::size_t> released_incomplete_;  ///< sorted (released in id order)
   std::unordered_map<std::uint64_t, std::size_t> last_chain_;

@@ -72,11 +72,19 @@ class EventSink {
 /// never move). Shared by an EventLog and the Engine that fills it.
 class LabelPool {
  public:
-  std::string_view intern(std::string_view s) { return *strings_.emplace(s).first; }
+  std::string_view intern(std::string_view s) {
+    // A device interns the same note label over and over: the last label answers that with
+    // one comparison; any other is looked up by view, a string is built only for a new one.
+    if (s == last_) return last_;
+    const auto it = strings_.find(s);
+    last_ = it != strings_.end() ? std::string_view(*it) : *strings_.emplace(s).first;
+    return last_;
+  }
   [[nodiscard]] std::size_t size() const noexcept { return strings_.size(); }
 
  private:
   std::set<std::string, std::less<>> strings_;
+  std::string_view last_;  ///< a view into strings_ (empty before the first label)
 };
 
 /// Append-only in-memory log.

@@ -19,6 +19,13 @@ class RingFifo {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   /// The oldest element; requires !empty().
   [[nodiscard]] T& front() noexcept { return buf_[head_]; }
+  /// The element `i` places behind the oldest; requires i < size().
+  [[nodiscard]] T& operator[](std::size_t i) noexcept {
+    return buf_[(head_ + i) & (buf_.size() - 1)];
+  }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept {
+    return buf_[(head_ + i) & (buf_.size() - 1)];
+  }
   void push_back(T v) {
     if (size_ == buf_.size()) grow();
     buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
