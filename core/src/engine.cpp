@@ -44,61 +44,6 @@ void place_layers(const JobState& s, DeviceResidency& res, LayerRange range, std
 
 }  // namespace
 
-std::string_view to_string(JobPhase p) noexcept {
-  switch (p) {
-    case JobPhase::NotArrived:
-      return "not_arrived";
-    case JobPhase::Waiting:
-      return "waiting";
-    case JobPhase::Running:
-      return "running";
-    case JobPhase::Finished:
-      return "finished";
-    case JobPhase::Rejected:
-      return "rejected";
-  }
-  return "?";
-}
-
-std::uint64_t JobState::total_units() const noexcept {
-  if (training()) return spec->iterations;
-  if (spec->closed_loop.enabled) return spec->closed_loop.count;  // 0 = unbounded
-  return spec->requests_ns.size();
-}
-
-std::uint32_t JobState::layers_left_in_pass() const noexcept {
-  if (dispatched.pass == Pass::Update) return 1;
-  return model->layer_count() - dispatched.layers_done;
-}
-
-bool JobState::has_dispatchable_work() const noexcept {
-  if (!active()) return false;
-  if (training()) return dispatched.unit < spec->iterations;
-  return dispatched.unit < requests_done + pending_requests.size();
-}
-
-bool JobState::resident(DeviceId device, LayerRange range) const {
-  const auto& r = residency.at(index_of(device));
-  if (r.absent == 0 && r.loading == 0) return true;
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    if (r.layers[i] != Residency::Resident) return false;
-  }
-  return true;
-}
-
-bool JobState::resident_or_loading(DeviceId device, LayerRange range) const {
-  const auto& r = residency.at(index_of(device));
-  if (r.absent == 0) return true;
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    if (r.layers[i] == Residency::Absent) return false;
-  }
-  return true;
-}
-
-std::uint64_t JobState::resident_bytes(DeviceId device) const {
-  return residency.at(index_of(device)).bytes;
-}
-
 // ------------------------------------------------------------------------------------------
 
 class EngineImpl final : public DeviceObserver, public Context {
@@ -977,7 +922,12 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   spec.purpose = spec.pass == Pass::Forward    ? OpPurpose::Forward
                  : spec.pass == Pass::Backward ? OpPurpose::Backward
                                                : OpPurpose::Update;
-  const OpKernels kernels = op_kernels(s, device, s.dispatched, range);
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  const OpCostMemo::Compute cost =
+      spec.pass == Pass::Update
+          ? OpCostMemo::Compute{costs.update_kernels(*s.model, s.spec->optimizer), 1.0}
+          : costs.op_compute(*s.model, range, s.spec->batch, spec.pass, s.inference());
+  const OpKernels& kernels = cost.kernels;
   spec.solo_ns = kernels.solo_ns();
   spec.kernels = kernels.kernels;
   spec.gpu_ns = kernels.gpu_ns;
@@ -988,9 +938,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   }
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
-  OpCostMemo& costs = cost_memos_[index_of(device)];
-  spec.demand =
-      spec.pass == Pass::Update ? 1.0 : costs.op_demand(*s.model, range, s.spec->batch, spec.pass);
+  spec.demand = cost.demand;
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();
