@@ -3,6 +3,7 @@
 // policies or devices directly). Runtime thread only.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
@@ -73,18 +74,25 @@ class EventSink {
 class LabelPool {
  public:
   std::string_view intern(std::string_view s) {
-    // A device interns the same note label over and over: the last label answers that with
-    // one comparison; any other is looked up by view, a string is built only for a new one.
-    if (s == last_) return last_;
+    // Devices intern the same few note labels over and over ("timeslice", "context_switch"
+    // alternate): the last few labels answer that without a tree walk; any other is looked up
+    // by view, and a string is built only for a new one.
+    for (const std::string_view r : recent_) {
+      if (r.size() == s.size() && r.data() != nullptr && r == s) return r;
+    }
     const auto it = strings_.find(s);
-    last_ = it != strings_.end() ? std::string_view(*it) : *strings_.emplace(s).first;
-    return last_;
+    const std::string_view v =
+        it != strings_.end() ? std::string_view(*it) : *strings_.emplace(s).first;
+    recent_[next_recent_] = v;
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    return v;
   }
   [[nodiscard]] std::size_t size() const noexcept { return strings_.size(); }
 
  private:
   std::set<std::string, std::less<>> strings_;
-  std::string_view last_;  ///< a view into strings_ (empty before the first label)
+  std::array<std::string_view, 4> recent_{};  ///< views into strings_ (null: unused)
+  std::size_t next_recent_ = 0;
 };
 
 /// Append-only in-memory log.
