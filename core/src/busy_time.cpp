@@ -5,8 +5,7 @@
 
 namespace gpumux {
 
-void BusyUnion::add(TimeNs s, TimeNs e) {
-  if (e <= s) return;  // empty (as union_length skipped it)
+void BusyUnion::add_slow(TimeNs s, TimeNs e) {
   if (s < settled_until_) {
     ++late_;
     s = settled_until_;
@@ -16,13 +15,7 @@ void BusyUnion::add(TimeNs s, TimeNs e) {
     insert_sorted(s, e);
     return;
   }
-  // Ends no earlier than every piece: it merges with the pieces that end at or after its
-  // start, which are the last ones.
-  while (pieces_.size() > head_ && pieces_.back().e >= s) {
-    s = std::min(s, pieces_.back().s);
-    pieces_.pop_back();
-  }
-  pieces_.push_back({s, e});
+  add(s, e);  // in order after clipping
 }
 
 void BusyUnion::insert_sorted(TimeNs s, TimeNs e) {
@@ -42,18 +35,10 @@ void BusyUnion::insert_sorted(TimeNs s, TimeNs e) {
   pieces_.erase(lo + 1, hi);
 }
 
-void BusyUnion::settle(TimeNs w) {
-  if (w <= settled_until_) return;
-  settled_until_ = w;
-  while (head_ < pieces_.size() && pieces_[head_].e <= w) {
-    settled_total_ += pieces_[head_].e - pieces_[head_].s;
-    ++head_;
-  }
-  // Drop the settled prefix once it is most of the vector (amortised O(1) per piece).
-  if (head_ > 64 && head_ * 2 > pieces_.size()) {
-    pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
-  }
+void BusyUnion::drop_settled() {
+  // The settled prefix is most of the vector: drop it (amortised O(1) per piece).
+  pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
 }
 
 TimeNs BusyUnion::total() const {
@@ -71,7 +56,7 @@ void InFlightOps::to_general() {
   count_ = 0;
 }
 
-void InFlightOps::submit(std::uint64_t op, TimeNs t) {
+void InFlightOps::submit_slow(std::uint64_t op, TimeNs t) {
   if (!general_) {
     const std::uint64_t next = base_ + window_.size();
     // Ops never submitted between the window's end and `op` (a filtered log) are not in
@@ -94,24 +79,7 @@ void InFlightOps::submit(std::uint64_t op, TimeNs t) {
   live_[op] = t;
 }
 
-void InFlightOps::end(std::uint64_t op) {
-  if (general_) {
-    live_.erase(op);
-    return;
-  }
-  if (op < base_ || op - base_ >= window_.size()) return;  // ended already, or never submitted
-  TimeNs& slot = window_[op - base_];
-  if (slot == kEnded) return;
-  slot = kEnded;
-  --count_;
-  while (!window_.empty() && window_.front() == kEnded) {
-    window_.pop_front();
-    ++base_;
-  }
-}
-
-TimeNs InFlightOps::earliest() {
-  if (!general_) return window_.empty() ? kTimeNever : window_.front();
+TimeNs InFlightOps::earliest_general() const {
   TimeNs m = kTimeNever;
   for (const auto& [op, t] : live_) m = std::min(m, t);
   return m;

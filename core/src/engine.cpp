@@ -237,7 +237,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   void schedule_next_arrival();
   void handle_arrival(const Arrival& a);
   void arrive_request(JobId job, TimeNs when_ns);
-  void queue_hook(Hook h) { hooks_.push_back(std::move(h)); }
+  void queue_hook(const Hook& h) { hooks_.push_back(h); }
   void drain_hooks();
   void deliver(const Hook& h);
 

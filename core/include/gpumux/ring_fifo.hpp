@@ -26,9 +26,11 @@ class RingFifo {
   [[nodiscard]] const T& operator[](std::size_t i) const noexcept {
     return buf_[(head_ + i) & (buf_.size() - 1)];
   }
-  void push_back(T v) {
+  /// Assigns straight into the slot (no temporary: engine hooks are ~100 bytes).
+  template <class U>
+  void push_back(U&& v) {
     if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
+    buf_[(head_ + size_) & (buf_.size() - 1)] = std::forward<U>(v);
     ++size_;
   }
   /// Requires !empty(). The slot keeps a moved-from value until it is reused.
