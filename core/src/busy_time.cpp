@@ -2,83 +2,87 @@
 #include "busy_time.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 namespace gpumux {
 
-void BusyUnion::add(TimeNs s, TimeNs e) {
-  if (e <= s) return;  // empty (as union_length skipped it)
+void BusyUnion::add_slow(TimeNs s, TimeNs e) {
   if (s < settled_until_) {
     ++late_;
     s = settled_until_;
     if (e <= s) return;
   }
-  // Merge with every piece that overlaps or touches [s, e).
-  auto it = pieces_.upper_bound(s);
-  if (it != pieces_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= s) {
-      if (prev->second >= e) return;  // already covered
-      s = prev->first;
-      it = prev;
-    }
+  if (pieces_.size() > head_ && e < pieces_.back().e) {
+    insert_sorted(s, e);
+    return;
   }
-  while (it != pieces_.end() && it->first <= e) {
-    e = std::max(e, it->second);
-    it = pieces_.erase(it);
-  }
-  pieces_.emplace_hint(it, s, e);
+  add(s, e);  // in order after clipping
 }
 
-void BusyUnion::settle(TimeNs w) {
-  if (w <= settled_until_) return;
-  settled_until_ = w;
-  auto it = pieces_.begin();
-  while (it != pieces_.end() && it->second <= w) {
-    settled_total_ += it->second - it->first;
-    it = pieces_.erase(it);
+void BusyUnion::insert_sorted(TimeNs s, TimeNs e) {
+  const auto first = pieces_.begin() + static_cast<std::ptrdiff_t>(head_);
+  // Pieces that overlap or touch [s, e): from the first that ends at or after s to the last
+  // that starts at or before e.
+  const auto lo =
+      std::lower_bound(first, pieces_.end(), s, [](const Piece& p, TimeNs v) { return p.e < v; });
+  const auto hi =
+      std::upper_bound(lo, pieces_.end(), e, [](TimeNs v, const Piece& p) { return v < p.s; });
+  if (lo == hi) {
+    pieces_.insert(lo, Piece{s, e});
+    return;
   }
+  const Piece merged{std::min(s, lo->s), std::max(e, (hi - 1)->e)};
+  *lo = merged;
+  pieces_.erase(lo + 1, hi);
+}
+
+void BusyUnion::drop_settled() {
+  // The settled prefix is most of the vector: drop it (amortised O(1) per piece).
+  pieces_.erase(pieces_.begin(), pieces_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
 }
 
 TimeNs BusyUnion::total() const {
   TimeNs t = settled_total_;
-  for (const auto& [s, e] : pieces_) t += e - s;
+  for (std::size_t i = head_; i < pieces_.size(); ++i) t += pieces_[i].e - pieces_[i].s;
   return t;
 }
 
-void InFlightOps::submit(std::uint64_t op, TimeNs t) {
-  live_[op] = t;
-  if (!order_.empty() && t < last_) ordered_ = false;
-  last_ = std::max(last_, t);
-  order_.emplace_back(t, op);
+void InFlightOps::to_general() {
+  general_ = true;
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    if (window_[i] != kEnded) live_[base_ + i] = window_[i];
+  }
+  window_ = RingFifo<TimeNs>{};
+  count_ = 0;
 }
 
-void InFlightOps::end(std::uint64_t op) {
-  if (live_.erase(op) == 0) return;
-  // Ended ops leave order_ lazily (from its front); rebuild it when they dominate, so its
-  // size stays within a constant factor of the ops in flight.
-  if (order_.size() > 2 * live_.size() + 1024) {
-    std::deque<std::pair<TimeNs, std::uint64_t>> kept;
-    for (const auto& entry : order_) {
-      const auto found = live_.find(entry.second);
-      if (found != live_.end() && found->second == entry.first) kept.push_back(entry);
+void InFlightOps::submit_slow(std::uint64_t op, TimeNs t) {
+  if (!general_) {
+    const std::uint64_t next = base_ + window_.size();
+    // Ops never submitted between the window's end and `op` (a filtered log) are not in
+    // flight; a short gap is filled with ended slots.
+    constexpr std::uint64_t kMaxGap = 4096;
+    if (t >= last_ && (window_.empty() ? op >= base_ : op >= next) &&
+        (window_.empty() || op - next <= kMaxGap)) {
+      if (window_.empty()) {
+        base_ = op;
+      } else {
+        for (std::uint64_t i = next; i < op; ++i) window_.push_back(kEnded);
+      }
+      window_.push_back(t);
+      ++count_;
+      last_ = t;
+      return;
     }
-    order_.swap(kept);
+    to_general();
   }
+  live_[op] = t;
 }
 
-TimeNs InFlightOps::earliest() {
-  if (!ordered_) {
-    TimeNs m = kTimeNever;
-    for (const auto& [op, t] : live_) m = std::min(m, t);
-    return m;
-  }
-  while (!order_.empty()) {
-    const auto found = live_.find(order_.front().second);
-    if (found != live_.end() && found->second == order_.front().first) return found->second;
-    order_.pop_front();
-  }
-  return kTimeNever;
+TimeNs InFlightOps::earliest_general() const {
+  TimeNs m = kTimeNever;
+  for (const auto& [op, t] : live_) m = std::min(m, t);
+  return m;
 }
 
 }  // namespace gpumux

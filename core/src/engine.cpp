@@ -44,61 +44,6 @@ void place_layers(const JobState& s, DeviceResidency& res, LayerRange range, std
 
 }  // namespace
 
-std::string_view to_string(JobPhase p) noexcept {
-  switch (p) {
-    case JobPhase::NotArrived:
-      return "not_arrived";
-    case JobPhase::Waiting:
-      return "waiting";
-    case JobPhase::Running:
-      return "running";
-    case JobPhase::Finished:
-      return "finished";
-    case JobPhase::Rejected:
-      return "rejected";
-  }
-  return "?";
-}
-
-std::uint64_t JobState::total_units() const noexcept {
-  if (training()) return spec->iterations;
-  if (spec->closed_loop.enabled) return spec->closed_loop.count;  // 0 = unbounded
-  return spec->requests_ns.size();
-}
-
-std::uint32_t JobState::layers_left_in_pass() const noexcept {
-  if (dispatched.pass == Pass::Update) return 1;
-  return model->layer_count() - dispatched.layers_done;
-}
-
-bool JobState::has_dispatchable_work() const noexcept {
-  if (!active()) return false;
-  if (training()) return dispatched.unit < spec->iterations;
-  return dispatched.unit < requests_done + pending_requests.size();
-}
-
-bool JobState::resident(DeviceId device, LayerRange range) const {
-  const auto& r = residency.at(index_of(device));
-  if (r.absent == 0 && r.loading == 0) return true;
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    if (r.layers[i] != Residency::Resident) return false;
-  }
-  return true;
-}
-
-bool JobState::resident_or_loading(DeviceId device, LayerRange range) const {
-  const auto& r = residency.at(index_of(device));
-  if (r.absent == 0) return true;
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    if (r.layers[i] == Residency::Absent) return false;
-  }
-  return true;
-}
-
-std::uint64_t JobState::resident_bytes(DeviceId device) const {
-  return residency.at(index_of(device)).bytes;
-}
-
 // ------------------------------------------------------------------------------------------
 
 class EngineImpl final : public DeviceObserver, public Context {
@@ -262,14 +207,22 @@ class EngineImpl final : public DeviceObserver, public Context {
   [[noreturn]] void fail(const std::string& command, const std::string& problem) const {
     throw PolicyError(std::string(policy_.name()), command, problem);
   }
+  // Inlined range checks; the message is built out of line (policies call these per op).
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_unknown(const char* command, const char* what,
+                                                           std::uint64_t id) const {
+    fail(command, std::string("unknown ") + what + " " + std::to_string(id));
+  }
   void check_job(JobId id, const char* command) const {
-    if (index_of(id) >= states_.size()) fail(command, "unknown job " + std::to_string(raw(id)));
+    if (index_of(id) >= states_.size()) [[unlikely]]
+      fail_unknown(command, "job", raw(id));
   }
   void check_device(DeviceId id, const char* command) const {
-    if (index_of(id) >= devices_.size()) fail(command, "unknown device " + std::to_string(raw(id)));
+    if (index_of(id) >= devices_.size()) [[unlikely]]
+      fail_unknown(command, "device", raw(id));
   }
   void check_stream(StreamId id, const char* command) const {
-    if (index_of(id) >= streams_.size()) fail(command, "unknown stream " + std::to_string(raw(id)));
+    if (index_of(id) >= streams_.size()) [[unlikely]]
+      fail_unknown(command, "stream", raw(id));
   }
   JobState& active_job(JobId id, const char* command);
 
@@ -284,11 +237,12 @@ class EngineImpl final : public DeviceObserver, public Context {
   void schedule_next_arrival();
   void handle_arrival(const Arrival& a);
   void arrive_request(JobId job, TimeNs when_ns);
-  void queue_hook(Hook h) { hooks_.push_back(std::move(h)); }
+  void queue_hook(const Hook& h) { hooks_.push_back(h); }
   void drain_hooks();
   void deliver(const Hook& h);
 
-  OpId new_op(const OpSpec& spec_template, OpInfo info);
+  /// Numbers `spec` (sets its id), logs and submits it (no copy of the spec on the way).
+  OpId new_op(OpSpec& spec, const OpInfo& info);
   void add_dep(OpSpec& spec, OpId dep, const char* command) const;
   /// Makes `spec` wait for the start-up (process, context) of `stream`'s context, if any.
   void add_context_dep(OpSpec& spec, StreamId stream, const char* command) const;
@@ -903,11 +857,10 @@ JobState& EngineImpl::active_job(JobId id, const char* command) {
   return s;
 }
 
-OpId EngineImpl::new_op(const OpSpec& spec_template, OpInfo info) {
-  OpSpec spec = spec_template;
+OpId EngineImpl::new_op(OpSpec& spec, const OpInfo& info) {
   spec.id = OpId{ops_.size()};
-  info.submitted_ns = runtime_.now();
   ops_.push_back(info);
+  ops_[index_of(spec.id)].submitted_ns = runtime_.now();
   Event e = op_event(EventKind::OpSubmit, spec.id);
   emit(e);
   if (info.job != kSystemJob && info.counts_in_flight) {
@@ -969,7 +922,12 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   spec.purpose = spec.pass == Pass::Forward    ? OpPurpose::Forward
                  : spec.pass == Pass::Backward ? OpPurpose::Backward
                                                : OpPurpose::Update;
-  const OpKernels kernels = op_kernels(s, device, s.dispatched, range);
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  const OpCostMemo::Compute cost =
+      spec.pass == Pass::Update
+          ? OpCostMemo::Compute{costs.update_kernels(*s.model, s.spec->optimizer), 1.0}
+          : costs.op_compute(*s.model, range, s.spec->batch, spec.pass, s.inference());
+  const OpKernels& kernels = cost.kernels;
   spec.solo_ns = kernels.solo_ns();
   spec.kernels = kernels.kernels;
   spec.gpu_ns = kernels.gpu_ns;
@@ -980,9 +938,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   }
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
-  OpCostMemo& costs = cost_memos_[index_of(device)];
-  spec.demand =
-      spec.pass == Pass::Update ? 1.0 : costs.op_demand(*s.model, range, s.spec->batch, spec.pass);
+  spec.demand = cost.demand;
   auto& res = s.residency[index_of(device)];
   if (is_gpu(device)) {
     spec.layer_offsets = res.offsets.data();

@@ -80,6 +80,19 @@ double OpCostMemo::op_demand(const Model& model, LayerRange range, std::uint32_t
   return entry.demand;
 }
 
+OpCostMemo::Compute OpCostMemo::op_compute(const Model& model, LayerRange range,
+                                           std::uint32_t batch, Pass pass, bool inference) {
+  const Key key = make_key(What::Compute, model, range, batch,
+                           static_cast<std::uint32_t>(pass) | (inference ? 0x10u : 0u));
+  const std::uint64_t h = hash_of(key);
+  if (const std::int64_t e = find(key, h); e >= 0) return {entries_[e].kernels, entries_[e].demand};
+  // Kernels first: it is the one that can throw (a range outside the model).
+  OpKernels kernels = cost_->op_kernels(model, range, batch, pass, inference);
+  const double demand = cost_->op_demand(model, range, batch, pass);
+  insert(Entry{key, kernels, demand}, h);
+  return {kernels, demand};
+}
+
 OpKernels OpCostMemo::update_kernels(const Model& model, Optimizer optimizer) {
   const Key key = make_key(What::Update, model, {}, 0, static_cast<std::uint32_t>(optimizer));
   const std::uint64_t h = hash_of(key);

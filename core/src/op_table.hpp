@@ -12,13 +12,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "gpumux/ids.hpp"
 #include "gpumux/op.hpp"
+#include "gpumux/ring_fifo.hpp"
 
 namespace gpumux {
 
@@ -39,8 +38,7 @@ class OpTable {
     window_.push_back(info);
   }
   [[nodiscard]] bool complete(std::size_t id) const noexcept {
-    if (id >= size()) return false;
-    if (id >= base_) return window_[id - base_].complete;
+    if (id >= base_) return id < size() && window_[id - base_].complete;
     return !std::binary_search(released_incomplete_.begin(), released_incomplete_.end(), id);
   }
   [[nodiscard]] bool finished(std::size_t id) const noexcept {
@@ -55,9 +53,11 @@ class OpTable {
       if (o.job == job && chain(o) && !(o.finished && !o.complete)) return i;
     }
     // Older ops were released: the latest of them that qualifies was remembered.
-    const auto it = last_chain_.find(raw(job));
-    if (it == last_chain_.end() || it->second >= id) return std::nullopt;
-    return it->second;
+    const std::size_t j = raw(job);
+    if (j >= last_chain_.size() || last_chain_[j] == kNone || last_chain_[j] >= id) {
+      return std::nullopt;
+    }
+    return last_chain_[j];
   }
 
  private:
@@ -71,17 +71,21 @@ class OpTable {
       if (!front.complete) {
         released_incomplete_.push_back(base_);
       } else if (chain(front)) {
-        last_chain_[raw(front.job)] = base_;
+        const std::size_t j = raw(front.job);
+        if (j >= last_chain_.size()) last_chain_.resize(j + 1, kNone);
+        last_chain_[j] = base_;
       }
       window_.pop_front();
       ++base_;
     }
   }
 
-  std::deque<Info> window_;
+  RingFifo<Info> window_;  ///< no allocation per op once grown (a deque allocates every few)
   std::size_t base_ = 0;
   std::vector<std::size_t> released_incomplete_;  ///< sorted (released in id order)
-  std::unordered_map<std::uint64_t, std::size_t> last_chain_;
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  /// Per job (dense ids, as the engine numbers them): the latest released chain op, or kNone.
+  std::vector<std::size_t> last_chain_;
 };
 
 }  // namespace gpumux

@@ -14,8 +14,8 @@ namespace gpumux::policies {
 inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size_t depth = 2,
                              std::uint32_t layers = 0) {
   std::size_t issued = 0;
-  while (ctx.job(job).active() && ctx.job(job).has_dispatchable_work() &&
-         ctx.queued(stream) + ctx.in_flight(stream) < depth) {
+  const JobState& s = ctx.job(job);  // job states do not move during a run
+  while (s.has_dispatchable_work() && ctx.queued(stream) + ctx.in_flight(stream) < depth) {
     ctx.dispatch(job, stream, DispatchOptions{layers, {}});
     ++issued;
   }

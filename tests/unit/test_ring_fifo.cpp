@@ -32,3 +32,18 @@ TEST_CASE("RingFifo is a FIFO across growth and wrap-around", "[ring_fifo]") {
   }
   CHECK(q.empty());
 }
+
+TEST_CASE("RingFifo: a moved-from queue is empty and usable; indexing follows the oldest") {
+  gpumux::RingFifo<int> a;
+  for (int i = 0; i < 40; ++i) a.push_back(i);
+  for (int i = 0; i < 30; ++i) a.pop_front();
+  for (int i = 40; i < 60; ++i) a.push_back(i);  // wraps around the buffer
+  REQUIRE(a.size() == 30);
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == 30 + static_cast<int>(i));
+  gpumux::RingFifo<int> b = std::move(a);
+  CHECK(a.empty());  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  a.push_back(7);
+  CHECK(a.front() == 7);
+  CHECK(b.size() == 30);
+  CHECK(b.front() == 30);
+}

@@ -3,6 +3,7 @@
 // policies or devices directly). Runtime thread only.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <iosfwd>
@@ -72,11 +73,26 @@ class EventSink {
 /// never move). Shared by an EventLog and the Engine that fills it.
 class LabelPool {
  public:
-  std::string_view intern(std::string_view s) { return *strings_.emplace(s).first; }
+  std::string_view intern(std::string_view s) {
+    // Devices intern the same few note labels over and over ("timeslice", "context_switch"
+    // alternate): the last few labels answer that without a tree walk; any other is looked up
+    // by view, and a string is built only for a new one.
+    for (const std::string_view r : recent_) {
+      if (r.size() == s.size() && r.data() != nullptr && r == s) return r;
+    }
+    const auto it = strings_.find(s);
+    const std::string_view v =
+        it != strings_.end() ? std::string_view(*it) : *strings_.emplace(s).first;
+    recent_[next_recent_] = v;
+    next_recent_ = (next_recent_ + 1) % recent_.size();
+    return v;
+  }
   [[nodiscard]] std::size_t size() const noexcept { return strings_.size(); }
 
  private:
   std::set<std::string, std::less<>> strings_;
+  std::array<std::string_view, 4> recent_{};  ///< views into strings_ (null: unused)
+  std::size_t next_recent_ = 0;
 };
 
 /// Append-only in-memory log.

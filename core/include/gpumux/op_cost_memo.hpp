@@ -33,6 +33,14 @@ class OpCostMemo {
   /// CostModel::op_demand(model, range, batch, pass), memoised.
   [[nodiscard]] double op_demand(const Model& model, LayerRange range, std::uint32_t batch,
                                  Pass pass);
+  /// A forward or backward compute op's kernels and demand in one lookup (the dispatch path
+  /// needs both): the same values op_kernels and op_demand return.
+  struct Compute {
+    OpKernels kernels;
+    double demand = 1.0;
+  };
+  [[nodiscard]] Compute op_compute(const Model& model, LayerRange range, std::uint32_t batch,
+                                   Pass pass, bool inference);
   /// CostModel::update_kernels(model, optimizer), memoised.
   [[nodiscard]] OpKernels update_kernels(const Model& model, Optimizer optimizer);
 
@@ -41,7 +49,7 @@ class OpCostMemo {
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
 
  private:
-  enum class What : std::uint8_t { Kernels, Demand, Update };
+  enum class What : std::uint8_t { Kernels, Demand, Update, Compute };
   struct Key {
     const Model* model = nullptr;
     std::uint32_t first = 0;
@@ -52,8 +60,8 @@ class OpCostMemo {
   };
   struct Entry {
     Key key;
-    OpKernels kernels;  ///< Kernels, Update
-    double demand = 0;  ///< Demand
+    OpKernels kernels;  ///< Kernels, Update, Compute
+    double demand = 0;  ///< Demand, Compute
   };
 
   static Key make_key(What what, const Model& model, LayerRange range, std::uint32_t batch,

@@ -1,0 +1,62 @@
+// JobState's queries (gpumux/job_state.hpp): what a job has left to do and where its layers
+// are. Split from engine.cpp, which owns the state; these only read it.
+#include "gpumux/job_state.hpp"
+
+namespace gpumux {
+
+std::string_view to_string(JobPhase p) noexcept {
+  switch (p) {
+    case JobPhase::NotArrived:
+      return "not_arrived";
+    case JobPhase::Waiting:
+      return "waiting";
+    case JobPhase::Running:
+      return "running";
+    case JobPhase::Finished:
+      return "finished";
+    case JobPhase::Rejected:
+      return "rejected";
+  }
+  return "?";
+}
+
+std::uint64_t JobState::total_units() const noexcept {
+  if (training()) return spec->iterations;
+  if (spec->closed_loop.enabled) return spec->closed_loop.count;  // 0 = unbounded
+  return spec->requests_ns.size();
+}
+
+std::uint32_t JobState::layers_left_in_pass() const noexcept {
+  if (dispatched.pass == Pass::Update) return 1;
+  return model->layer_count() - dispatched.layers_done;
+}
+
+bool JobState::has_dispatchable_work() const noexcept {
+  if (!active()) return false;
+  if (training()) return dispatched.unit < spec->iterations;
+  return dispatched.unit < requests_done + pending_requests.size();
+}
+
+bool JobState::resident(DeviceId device, LayerRange range) const {
+  const auto& r = residency.at(index_of(device));
+  if (r.absent == 0 && r.loading == 0) return true;
+  for (std::uint32_t i = range.first; i < range.last; ++i) {
+    if (r.layers[i] != Residency::Resident) return false;
+  }
+  return true;
+}
+
+bool JobState::resident_or_loading(DeviceId device, LayerRange range) const {
+  const auto& r = residency.at(index_of(device));
+  if (r.absent == 0) return true;
+  for (std::uint32_t i = range.first; i < range.last; ++i) {
+    if (r.layers[i] == Residency::Absent) return false;
+  }
+  return true;
+}
+
+std::uint64_t JobState::resident_bytes(DeviceId device) const {
+  return residency.at(index_of(device)).bytes;
+}
+
+}  // namespace gpumux
