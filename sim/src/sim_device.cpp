@@ -31,10 +31,16 @@ SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
                                 "': concurrent_efficiency (and for a GPU, mps_efficiency and "
                                 "pageable_factor) must be positive");
   }
+  sim_runtime_ = dynamic_cast<SimRuntime*>(&runtime_);
+  if (sim_runtime_ != nullptr) rearmable_ = sim_runtime_->add_timer([this] { on_timer(); });
 }
 
 SimDevice::~SimDevice() {
-  if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
+  if (sim_runtime_ != nullptr) {
+    sim_runtime_->remove_timer(rearmable_);
+  } else if (timer_ns_ != kTimeNever) {
+    runtime_.cancel(timer_);
+  }
 }
 
 void SimDevice::add_context(ContextId ctx, ContextOptions options) {
@@ -414,6 +420,15 @@ void SimDevice::schedule_next() {
 
 void SimDevice::set_timer(TimeNs when_ns) {
   if (when_ns == timer_ns_) return;
+  if (sim_runtime_ != nullptr) {  // the same order and count of events as below, no heap work
+    timer_ns_ = when_ns;
+    if (when_ns != kTimeNever) {
+      sim_runtime_->arm_timer(rearmable_, when_ns);
+    } else {
+      sim_runtime_->disarm_timer(rearmable_);
+    }
+    return;
+  }
   if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
   timer_ns_ = when_ns;
   if (when_ns != kTimeNever) timer_ = runtime_.schedule_at(when_ns, [this] { on_timer(); });

@@ -73,6 +73,7 @@
 #include "gpumux/runtime.hpp"
 #include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
+#include "gpumux/sim/sim_runtime.hpp"
 #include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
@@ -179,6 +180,10 @@ class SimDevice final : public Device {
 
   // progress
   TimeNs last_update_ = 0;
+  /// The runtime as a SimRuntime, or nullptr: the device's timer is then a re-armable one
+  /// (moved without heap work), else an ordinary cancel-and-reschedule timer.
+  SimRuntime* sim_runtime_ = nullptr;
+  std::uint32_t rearmable_ = 0;  ///< sim_runtime_'s timer handle
   TimerId timer_{};
   TimeNs timer_ns_ = kTimeNever;
   bool in_evaluate_ = false;
