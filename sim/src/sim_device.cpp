@@ -80,11 +80,20 @@ std::size_t SimDevice::in_flight(StreamId stream) const {
 
 void SimDevice::submit(const OpSpec& op) {
   const std::uint32_t si = queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/true);
-  const std::uint32_t o = queues_.enqueue(si);
-  OpState& st = queues_.op(o);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
+  const TimeNs now = runtime_.now();
+  queues_.enqueue_with(si, [&](OpState& st) {
+    st.spec = op;
+    st.submitted_ns = now;
+    st.started_ns = 0;
+    st.phase_end_ns = 0;
+    st.finish_ns = 0;
+    st.remaining = 0;
+    st.rate = 0;
+    st.cap = 0;
+    st.stream = si;
+    st.phase = Phase::Queued;
+    st.resource = Resource::None;
+  });
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   active_.add(si);
   request_evaluate();
@@ -100,14 +109,12 @@ std::size_t SimDevice::abort(JobId job) {
 
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
-  // completion anywhere, so skip the evaluation event when nothing waits.
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
-      request_evaluate();
-      return;
-    }
-  }
+  // completion anywhere, so skip the evaluation event when nothing waits. waiting_heads_ counts
+  // the waiting heads as the last pass left them; every later change of the heads (submit,
+  // drop, abort) requested an evaluation, which then either is due now (a request is a no-op)
+  // or, inside an evaluation, set dirty_ (so is a request).
+  if (!in_evaluate_ && timer_ns_ <= runtime_.now()) return;  // an evaluation is due anyway
+  if (waiting_heads_ > 0) request_evaluate();
 }
 
 std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
@@ -188,9 +195,9 @@ void SimDevice::evaluate() {
   do {
     dirty_ = false;
     const TimeNs now = runtime_.now();
-    advance(now);
-    step_streams(now);
-    collect_running();
+    const TimeNs elapsed = now - last_update_;
+    last_update_ = now;
+    step_streams(now, elapsed > 0 ? static_cast<double>(elapsed) : 0.0);
     if (is_gpu()) update_timeslice(now);
     recompute_rates(now);
     deliver_notices();  // the observer may re-enter: that sets dirty_
@@ -213,82 +220,133 @@ void SimDevice::advance(TimeNs now) noexcept {
   }
 }
 
-void SimDevice::step_streams(TimeNs now) {
+void SimDevice::step_streams(TimeNs now, double dt) {
   // A stream with nothing issued has nothing queued either (issue() runs on every submit and
-  // removal), so only the active streams can change.
+  // removal), so only the active streams can change. One walk advances each stream's head
+  // (what advance() does), steps it, and records what the rest of the pass and
+  // schedule_next() need from the new head: the running lists, the earliest phase end, the
+  // waiting heads. Stream order throughout, as separate walks had it.
+  running_compute_.clear();
+  running_h2d_.clear();
+  running_d2h_.clear();
+  next_phase_end_ = kTimeNever;
+  waiting_heads_ = 0;
   for (const std::uint32_t si : active_.items()) {
     StreamState& s = queues_.stream(si);
-    for (;;) {
-      issue(s);
-      if (s.issued.empty()) break;
-      const std::uint32_t o = s.issued.front();
-      OpState& op = queues_.op(o);
-      if (op.phase == Phase::Waiting) {
-        if (!dependencies_met(op)) break;
-        op.phase = Phase::Setup;
-        op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
+    if (dt > 0.0 && !s.issued.empty()) {
+      OpState& op = queues_.op(s.issued.front());
+      if (op.phase == Phase::Running && op.resource != Resource::None && op.rate > 0.0) {
+        op.remaining -= dt * op.rate;
+        if (op.remaining < 0.0) op.remaining = 0.0;
       }
-      if (op.phase == Phase::Setup) {
-        if (op.phase_end_ns > now) break;
-        op.started_ns = now;
-        Notice n{Notice::Kind::Started, {}, 0, now, {}};
-        n.record.op = op.spec.id;
-        notices_.push_back(n);
-        switch (op.spec.kind) {
-          case OpKind::Host:
-            op.phase = Phase::Running;
-            op.resource = Resource::None;
-            op.phase_end_ns = add_saturated(now, op.spec.solo_ns);
+    }
+    step_stream(s, now);
+    if (s.issued.empty()) continue;
+    const std::uint32_t o = s.issued.front();
+    const OpState& op = queues_.op(o);
+    switch (op.phase) {
+      case Phase::Waiting:
+        ++waiting_heads_;
+        break;
+      case Phase::Setup:
+      case Phase::Latency:
+        next_phase_end_ = std::min(next_phase_end_, op.phase_end_ns);
+        break;
+      case Phase::Running:
+        switch (op.resource) {
+          case Resource::None:
+            next_phase_end_ = std::min(next_phase_end_, op.phase_end_ns);
             break;
-          case OpKind::Compute:
-            op.phase = Phase::Running;
-            op.resource = Resource::Compute;
-            op.remaining = static_cast<double>(op.spec.solo_ns);
-            op.cap = op.spec.demand;
-            op.rate = 0.0;
-            op.finish_ns = kTimeNever;
+          case Resource::Compute:
+            running_compute_.push_back(Running{o, si});
             break;
-          case OpKind::CopyH2D:
-            op.phase = Phase::Latency;
-            op.phase_end_ns = add_saturated(now, profile_.h2d_latency_ns);
+          case Resource::H2D:
+            running_h2d_.push_back(Running{o, si});
             break;
-          case OpKind::CopyD2H:
-          case OpKind::CopyD2D:
-            op.phase = Phase::Latency;
-            op.phase_end_ns = add_saturated(now, profile_.d2h_latency_ns);
+          case Resource::D2H:
+            running_d2h_.push_back(Running{o, si});
             break;
         }
-      }
-      if (op.phase == Phase::Latency) {
-        if (op.phase_end_ns > now) break;
-        op.phase = Phase::Running;
-        op.remaining = static_cast<double>(op.spec.bytes);
-        op.rate = 0.0;
-        op.finish_ns = kTimeNever;
-        const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
-        if (op.spec.kind == OpKind::CopyH2D) {
-          op.resource = Resource::H2D;
-          op.cap = profile_.h2d_gbps * factor;
-        } else if (op.spec.kind == OpKind::CopyD2H) {
-          op.resource = Resource::D2H;
-          op.cap = profile_.d2h_gbps * factor;
-        } else {
-          op.resource = Resource::D2H;
-          op.cap = profile_.peer_gbps;
-        }
-      }
-      // Running
-      const bool done = op.resource == Resource::None
-                            ? op.phase_end_ns <= now
-                            : (op.remaining <= 0.0 || op.finish_ns <= now);
-      if (!done) break;
-      Notice n{Notice::Kind::Finished, {}, 0, now, make_record(op, OpStatus::Ok, now)};
-      s.issued.pop_front();
-      queues_.release(o);
-      notices_.push_back(n);
+        break;
+      case Phase::Queued:
+        break;
     }
   }
   active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
+}
+
+void SimDevice::step_stream(StreamState& s, TimeNs now) {
+  for (;;) {
+    issue(s);
+    if (s.issued.empty()) return;
+    const std::uint32_t o = s.issued.front();
+    OpState& op = queues_.op(o);
+    if (op.phase == Phase::Waiting) {
+      if (!dependencies_met(op)) return;
+      op.phase = Phase::Setup;
+      op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
+    }
+    if (op.phase == Phase::Setup) {
+      if (op.phase_end_ns > now) return;
+      op.started_ns = now;
+      Notice& n = notices_.emplace_back();
+      n.kind = Notice::Kind::Started;
+      n.when_ns = now;
+      n.record.op = op.spec.id;
+      switch (op.spec.kind) {
+        case OpKind::Host:
+          op.phase = Phase::Running;
+          op.resource = Resource::None;
+          op.phase_end_ns = add_saturated(now, op.spec.solo_ns);
+          break;
+        case OpKind::Compute:
+          op.phase = Phase::Running;
+          op.resource = Resource::Compute;
+          op.remaining = static_cast<double>(op.spec.solo_ns);
+          op.cap = op.spec.demand;
+          op.rate = 0.0;
+          op.finish_ns = kTimeNever;
+          break;
+        case OpKind::CopyH2D:
+          op.phase = Phase::Latency;
+          op.phase_end_ns = add_saturated(now, profile_.h2d_latency_ns);
+          break;
+        case OpKind::CopyD2H:
+        case OpKind::CopyD2D:
+          op.phase = Phase::Latency;
+          op.phase_end_ns = add_saturated(now, profile_.d2h_latency_ns);
+          break;
+      }
+    }
+    if (op.phase == Phase::Latency) {
+      if (op.phase_end_ns > now) return;
+      op.phase = Phase::Running;
+      op.remaining = static_cast<double>(op.spec.bytes);
+      op.rate = 0.0;
+      op.finish_ns = kTimeNever;
+      const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
+      if (op.spec.kind == OpKind::CopyH2D) {
+        op.resource = Resource::H2D;
+        op.cap = profile_.h2d_gbps * factor;
+      } else if (op.spec.kind == OpKind::CopyD2H) {
+        op.resource = Resource::D2H;
+        op.cap = profile_.d2h_gbps * factor;
+      } else {
+        op.resource = Resource::D2H;
+        op.cap = profile_.peer_gbps;
+      }
+    }
+    // Running
+    const bool done = op.resource == Resource::None ? op.phase_end_ns <= now
+                                                    : (op.remaining <= 0.0 || op.finish_ns <= now);
+    if (!done) return;
+    Notice& n = notices_.emplace_back();
+    n.kind = Notice::Kind::Finished;
+    n.when_ns = now;
+    n.record = make_record(op, OpStatus::Ok, now);
+    s.issued.pop_front();
+    queues_.release(o);
+  }
 }
 
 void SimDevice::update_timeslice(TimeNs now) {
@@ -355,7 +413,9 @@ void SimDevice::deliver_notices() {
   }
   bool finished_any = false;
   for (delivering_ = 0; delivering_ < notices_.size(); ++delivering_) {
-    const Notice n = notices_[delivering_];  // a copy: abort() may edit later entries
+    // A reference: observers may abort() (which edits later entries only) or submit (which
+    // only marks the device dirty); nothing appends to notices_ while they are delivered.
+    const Notice& n = notices_[delivering_];
     switch (n.kind) {
       case Notice::Kind::Started:
         observer_->on_op_started(n.record.op, n.when_ns);
@@ -373,35 +433,17 @@ void SimDevice::deliver_notices() {
   }
   notices_.clear();
   delivering_ = 0;
-  if (!finished_any) return;
-  // An op of this device may wait for one that just finished here.
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
-      dirty_ = true;
-      return;
-    }
-  }
+  // An op of this device may wait for one that just finished here. The heads are as the pass
+  // left them unless an observer changed them, and a change already set dirty_.
+  if (finished_any && waiting_heads_ > 0) dirty_ = true;
 }
 
 void SimDevice::schedule_next() {
-  TimeNs next = kTimeNever;
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (s.issued.empty()) continue;
-    const OpState& op = queues_.op(s.issued.front());
-    switch (op.phase) {
-      case Phase::Setup:
-      case Phase::Latency:
-        next = std::min(next, op.phase_end_ns);
-        break;
-      case Phase::Running:
-        next = std::min(next, op.resource == Resource::None ? op.phase_end_ns : op.finish_ns);
-        break;
-      case Phase::Queued:
-      case Phase::Waiting:
-        break;
-    }
+  // The last pass's heads (no change since, or there would have been another pass): phase
+  // ends from step_streams, completions of the running lists from recompute_rates.
+  TimeNs next = next_phase_end_;
+  for (const auto* list : {&running_compute_, &running_h2d_, &running_d2h_}) {
+    for (const Running& r : *list) next = std::min(next, queues_.op(r.op).finish_ns);
   }
   if (is_gpu()) {
     if (switching_) {

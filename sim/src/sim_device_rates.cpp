@@ -1,7 +1,6 @@
-// SimDevice's rate solver: which heads run on which resource, and at what rate (the
-// "Compute sharing" and copy rules of sim_device.hpp). One walk over the busy streams lists the
-// running heads per resource; the compute engine and each link direction then share among
-// their own lists only.
+// SimDevice's rate solver: at what rate each running head progresses (the "Compute sharing" and
+// copy rules of sim_device.hpp). step_streams lists the running heads per resource; the compute
+// engine and each link direction share among their own lists only.
 #include <cstddef>
 #include <cstdint>
 
@@ -14,32 +13,6 @@ namespace gpumux {
 
 using sim_device_detail::add_saturated;
 using sim_device_detail::time_to_finish;
-
-void SimDevice::collect_running() {
-  running_compute_.clear();
-  running_h2d_.clear();
-  running_d2h_.clear();
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (s.issued.empty()) continue;
-    const std::uint32_t o = s.issued.front();
-    const OpState& op = queues_.op(o);
-    if (op.phase != Phase::Running) continue;
-    switch (op.resource) {
-      case Resource::Compute:
-        running_compute_.push_back(Running{o, si});
-        break;
-      case Resource::H2D:
-        running_h2d_.push_back(Running{o, si});
-        break;
-      case Resource::D2H:
-        running_d2h_.push_back(Running{o, si});
-        break;
-      case Resource::None:
-        break;
-    }
-  }
-}
 
 void SimDevice::recompute_rates(TimeNs now) {
   // Compute engine: priority water-filling among the ops of the TSG holding the GPU.

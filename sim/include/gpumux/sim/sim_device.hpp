@@ -151,12 +151,13 @@ class SimDevice final : public Device {
   void on_timer();
   void evaluate();
   void advance(TimeNs now) noexcept;
-  void step_streams(TimeNs now);
+  /// Advances each active stream's head by `dt` ns at its rate, steps it, and lists the new
+  /// heads (running_*, next_phase_end_, waiting_heads_).
+  void step_streams(TimeNs now, double dt);
+  void step_stream(StreamState& s, TimeNs now);
   void update_timeslice(TimeNs now);
   void begin_switch(std::uint32_t target, TimeNs now);
   void give_gpu(std::uint32_t tsg, TimeNs now);
-  /// Lists the heads in their main phase on a shared resource (running_*), stream order.
-  void collect_running();
   void recompute_rates(TimeNs now);
   struct Running {
     std::uint32_t op = 0;      ///< slot
@@ -210,7 +211,10 @@ class SimDevice final : public Device {
   std::vector<std::uint8_t> runnable_;        ///< per TSG
   std::vector<std::uint32_t> runnable_list_;  ///< the TSGs with runnable_ set, unordered
   ActiveStreams active_;                      ///< streams with issued ops
-  // heads in their main phase by resource, stream order (collect_running, once per pass)
+  // the heads as the last pass left them (step_streams): in their main phase by resource,
+  // stream order; the earliest end of a Setup, Latency or Host phase; how many wait
+  TimeNs next_phase_end_ = kTimeNever;
+  std::size_t waiting_heads_ = 0;
   std::vector<Running> running_compute_;
   std::vector<Running> running_h2d_;
   std::vector<Running> running_d2h_;
