@@ -81,6 +81,8 @@ std::size_t SimDevice::in_flight(StreamId stream) const {
 void SimDevice::submit(const OpSpec& op) {
   const std::uint32_t si = queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/true);
   const TimeNs now = runtime_.now();
+  // An op on an idle stream becomes its head at once; behind a head it changes no head.
+  const bool new_head = queues_.stream(si).issued.empty();
   queues_.enqueue_with(si, [&](OpState& st) {
     st.spec = op;
     st.submitted_ns = now;
@@ -96,6 +98,7 @@ void SimDevice::submit(const OpSpec& op) {
   });
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   active_.add(si);
+  if (new_head) heads_changed_ = true;
   request_evaluate();
 }
 
@@ -114,7 +117,10 @@ void SimDevice::dependencies_changed() {
   // drop, abort) requested an evaluation, which then either is due now (a request is a no-op)
   // or, inside an evaluation, set dirty_ (so is a request).
   if (!in_evaluate_ && timer_ns_ <= runtime_.now()) return;  // an evaluation is due anyway
-  if (waiting_heads_ > 0) request_evaluate();
+  if (waiting_heads_ > 0) {
+    heads_changed_ = true;
+    request_evaluate();
+  }
 }
 
 std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
@@ -138,6 +144,7 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   };
   queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Waiting; });
   if (records.empty()) return 0;
+  heads_changed_ = true;
   request_evaluate();
   if (observer_ != nullptr) {
     for (const OpRecord& r : records) observer_->on_op_finished(r);
@@ -181,6 +188,7 @@ void SimDevice::on_timer() {
 void SimDevice::evaluate() {
   if (in_evaluate_) {
     dirty_ = true;
+    heads_changed_ = true;
     return;
   }
   in_evaluate_ = true;
@@ -192,16 +200,22 @@ void SimDevice::evaluate() {
       d.delivering_ = 0;
     }
   } reset{*this};
+  const TimeNs now = runtime_.now();
   do {
     dirty_ = false;
-    const TimeNs now = runtime_.now();
+    heads_changed_ = false;
     const TimeNs elapsed = now - last_update_;
     last_update_ = now;
     step_streams(now, elapsed > 0 ? static_cast<double>(elapsed) : 0.0);
     if (is_gpu()) update_timeslice(now);
     recompute_rates(now);
     deliver_notices();  // the observer may re-enter: that sets dirty_
-  } while (dirty_);
+    // Another pass at this instant repeats this one exactly (so is skipped) unless a head may
+    // change (heads_changed_), an op is due now, or the rates are not a pure function of the
+    // running set (the kernel-wait solver's warm start moves on every solve). Ops submitted
+    // behind a head, the common re-entry, change nothing a pass reads; the time slice is
+    // settled by the pass (update_timeslice is idempotent at one instant).
+  } while (dirty_ && (heads_changed_ || !rates_idempotent_ || next_finish_ns_ <= now));
   schedule_next();
 }
 
@@ -435,16 +449,16 @@ void SimDevice::deliver_notices() {
   delivering_ = 0;
   // An op of this device may wait for one that just finished here. The heads are as the pass
   // left them unless an observer changed them, and a change already set dirty_.
-  if (finished_any && waiting_heads_ > 0) dirty_ = true;
+  if (finished_any && waiting_heads_ > 0) {
+    dirty_ = true;
+    heads_changed_ = true;
+  }
 }
 
 void SimDevice::schedule_next() {
   // The last pass's heads (no change since, or there would have been another pass): phase
-  // ends from step_streams, completions of the running lists from recompute_rates.
-  TimeNs next = next_phase_end_;
-  for (const auto* list : {&running_compute_, &running_h2d_, &running_d2h_}) {
-    for (const Running& r : *list) next = std::min(next, queues_.op(r.op).finish_ns);
-  }
+  // ends from step_streams, the earliest completion from recompute_rates.
+  TimeNs next = std::min(next_phase_end_, next_finish_ns_);
   if (is_gpu()) {
     if (switching_) {
       next = std::min(next, switch_end_ns_);

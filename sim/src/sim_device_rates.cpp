@@ -1,6 +1,7 @@
 // SimDevice's rate solver: at what rate each running head progresses (the "Compute sharing" and
 // copy rules of sim_device.hpp). step_streams lists the running heads per resource; the compute
 // engine and each link direction share among their own lists only.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,6 +16,16 @@ using sim_device_detail::add_saturated;
 using sim_device_detail::time_to_finish;
 
 void SimDevice::recompute_rates(TimeNs now) {
+  solve_rates(now);
+  TimeNs next = kTimeNever;
+  for (const auto* list : {&running_compute_, &running_h2d_, &running_d2h_}) {
+    for (const Running& r : *list) next = std::min(next, queues_.op(r.op).finish_ns);
+  }
+  next_finish_ns_ = next;
+}
+
+void SimDevice::solve_rates(TimeNs now) {
+  rates_idempotent_ = true;
   // Compute engine: priority water-filling among the ops of the TSG holding the GPU.
   scratch_ops_.clear();
   scratch_prio_.clear();
@@ -70,6 +81,7 @@ void SimDevice::recompute_rates(TimeNs now) {
                                           scratch_prio_[i]});
     }
     kernel_wait_speeds(scratch_loads_, scratch_speeds_, &kernel_wait_total_);
+    rates_idempotent_ = false;  // the warm start moved
     for (std::size_t i = 0; i < n; ++i) {
       const KernelLoad& k = scratch_loads_[i];
       if (k.solo_ns > 0 && k.gpu_ns < k.solo_ns) scratch_caps_[i] *= k.gpu_ns / k.solo_ns;
@@ -100,6 +112,18 @@ void SimDevice::recompute_rates(TimeNs now) {
 }
 
 void SimDevice::share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now) {
+  if (ops.empty()) return;
+  if (ops.size() == 1) {
+    // One copy alone: what water_fill gives a single entry (min(cap, bandwidth), cap clamped
+    // at 0), without the scratch lists.
+    OpState& op = queues_.op(ops[0].op);
+    const double cap = op.cap > 0.0 ? op.cap : 0.0;
+    const double level = bandwidth > 0.0 ? bandwidth : 0.0;
+    op.rate = cap <= level ? cap : level;
+    op.finish_ns =
+        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
+    return;
+  }
   scratch_ops_.clear();
   scratch_caps_.clear();
   for (const Running& run : ops) {

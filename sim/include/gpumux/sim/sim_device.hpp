@@ -158,7 +158,9 @@ class SimDevice final : public Device {
   void update_timeslice(TimeNs now);
   void begin_switch(std::uint32_t target, TimeNs now);
   void give_gpu(std::uint32_t tsg, TimeNs now);
+  /// solve_rates, then next_finish_ns_.
   void recompute_rates(TimeNs now);
+  void solve_rates(TimeNs now);
   struct Running {
     std::uint32_t op = 0;      ///< slot
     std::uint32_t stream = 0;  ///< stream index
@@ -215,6 +217,13 @@ class SimDevice final : public Device {
   // stream order; the earliest end of a Setup, Latency or Host phase; how many wait
   TimeNs next_phase_end_ = kTimeNever;
   std::size_t waiting_heads_ = 0;
+  // from recompute_rates: the earliest finish_ns of the running lists; whether solving again
+  // on the same running set gives the same rates bit for bit
+  TimeNs next_finish_ns_ = kTimeNever;
+  bool rates_idempotent_ = true;
+  /// Set by what may change a head since the pass began (a new head, a removal, a
+  /// dependency); a pass at the same instant without it repeats the last one.
+  bool heads_changed_ = false;
   std::vector<Running> running_compute_;
   std::vector<Running> running_h2d_;
   std::vector<Running> running_d2h_;

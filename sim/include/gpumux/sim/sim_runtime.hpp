@@ -5,7 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
+#include <vector>
 
 #include "gpumux/runtime.hpp"
 #include "gpumux/sim/event_queue.hpp"
@@ -76,8 +77,9 @@ class SimRuntime final : public Runtime {
   }
 
   EventQueue queue_;
-  std::deque<Rearmable> timers_;  ///< a deque: a running callback's storage never moves
-  std::int64_t earliest_ = -1;    ///< index of the earliest armed timer, -1 if none
+  /// Boxed: a running callback's storage never moves, even if a timer is added meanwhile.
+  std::vector<std::unique_ptr<Rearmable>> timers_;
+  std::int64_t earliest_ = -1;  ///< index of the earliest armed timer, -1 if none
   std::size_t armed_ = 0;
   TimeNs now_ = 0;
   std::uint64_t executed_ = 0;
