@@ -18,54 +18,59 @@ using sim_device_detail::time_to_finish;
 void SimDevice::recompute_rates(TimeNs now) {
   solve_rates(now);
   TimeNs next = kTimeNever;
-  for (const auto* list : {&running_compute_, &running_h2d_, &running_d2h_}) {
-    for (const Running& r : *list) next = std::min(next, queues_.op(r.op).finish_ns);
-  }
+  for (const Running& r : running_compute_) next = std::min(next, queues_.op(r.op).finish_ns);
+  for (const Running& r : running_h2d_) next = std::min(next, queues_.op(r.op).finish_ns);
+  for (const Running& r : running_d2h_) next = std::min(next, queues_.op(r.op).finish_ns);
   next_finish_ns_ = next;
 }
 
 void SimDevice::solve_rates(TimeNs now) {
   rates_idempotent_ = true;
-  // Compute engine: priority water-filling among the ops of the TSG holding the GPU.
-  scratch_ops_.clear();
-  scratch_prio_.clear();
-  scratch_caps_.clear();
+  // Compute engine: priority water-filling among the ops of the TSG holding the GPU; the
+  // others stand still. One holder (the common case) needs no scratch lists.
+  std::size_t holders = 0;
+  std::uint32_t lone = 0;
   for (const Running& run : running_compute_) {
-    const StreamState& s = queues_.stream(run.stream);
-    const std::uint32_t o = run.op;
-    OpState& op = queues_.op(o);
     const bool holds_gpu =
-        !is_gpu() || (!switching_ && loaded_ == static_cast<std::int64_t>(s.tsg));
-    if (!holds_gpu) {
+        !is_gpu() ||
+        (!switching_ && loaded_ == static_cast<std::int64_t>(queues_.stream(run.stream).tsg));
+    if (holds_gpu) {
+      ++holders;
+      lone = run.op;
+    } else {
+      OpState& op = queues_.op(run.op);
       op.rate = 0.0;
       op.finish_ns = kTimeNever;
-      continue;
     }
-    scratch_ops_.push_back(o);
-    scratch_prio_.push_back(s.priority);
-    scratch_caps_.push_back(op.cap);
   }
-  const std::size_t n = scratch_ops_.size();
-  if (n <= 1) {
-    // Nobody, or one op alone (the common case): what the general path computes for it, without
-    // its passes. fill_by_priority gives a lone op min(cap, 1) (one level, one entry: level =
-    // 1 / 1), its speed is 1 (no co-runner to wait for) and the efficiency 1 (fewer than two
-    // shares), so rate = 1 x share / cap.
-    if (n == 1) {
-      OpState& op = queues_.op(scratch_ops_[0]);
-      const double cap = scratch_caps_[0];
+  if (holders <= 1) {
+    // Nobody, or one op alone: what the general path computes for it, without its passes.
+    // fill_by_priority gives a lone op min(cap, 1) (one level, one entry: level = 1 / 1), its
+    // speed is 1 (no co-runner to wait for) and the efficiency 1 (fewer than two shares), so
+    // rate = 1 x share / cap.
+    if (holders == 1) {
+      OpState& op = queues_.op(lone);
+      const double cap = op.cap;
       const double claim = cap > 0.0 ? cap : 0.0;
       const double share = claim <= 1.0 ? claim : 1.0;
       op.rate = cap > 0.0 ? 1.0 * share / cap : 0.0;
       op.finish_ns =
           op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
     }
-    if (is_gpu()) {
-      share_link(running_h2d_, profile_.h2d_gbps, now);
-      share_link(running_d2h_, profile_.d2h_gbps, now);
-    }
+    share_links(now);
     return;
   }
+  scratch_ops_.clear();
+  scratch_prio_.clear();
+  scratch_caps_.clear();
+  for (const Running& run : running_compute_) {
+    const StreamState& s = queues_.stream(run.stream);
+    if (is_gpu() && (switching_ || loaded_ != static_cast<std::int64_t>(s.tsg))) continue;
+    scratch_ops_.push_back(run.op);
+    scratch_prio_.push_back(s.priority);
+    scratch_caps_.push_back(queues_.op(run.op).cap);
+  }
+  const std::size_t n = scratch_ops_.size();
   scratch_shares_.resize(n);
   scratch_speeds_.assign(n, 1.0);
   if (is_gpu() && n >= 2) {
@@ -105,10 +110,13 @@ void SimDevice::solve_rates(TimeNs now) {
     op.finish_ns =
         op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
   }
-  if (is_gpu()) {
-    share_link(running_h2d_, profile_.h2d_gbps, now);
-    share_link(running_d2h_, profile_.d2h_gbps, now);
-  }
+  share_links(now);
+}
+
+void SimDevice::share_links(TimeNs now) {
+  if (!is_gpu()) return;
+  if (!running_h2d_.empty()) share_link(running_h2d_, profile_.h2d_gbps, now);
+  if (!running_d2h_.empty()) share_link(running_d2h_, profile_.d2h_gbps, now);
 }
 
 void SimDevice::share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now) {

@@ -166,6 +166,7 @@ class SimDevice final : public Device {
     std::uint32_t stream = 0;  ///< stream index
   };
   void share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now);
+  void share_links(TimeNs now);  ///< each link direction among its copies (GPU)
   void deliver_notices();
   void schedule_next();
   void set_timer(TimeNs when_ns);
