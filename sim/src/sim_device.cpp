@@ -245,6 +245,8 @@ void SimDevice::step_streams(TimeNs now, double dt) {
   running_d2h_.clear();
   next_phase_end_ = kTimeNever;
   waiting_heads_ = 0;
+  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
+  runnable_list_.clear();
   for (const std::uint32_t si : active_.items()) {
     StreamState& s = queues_.stream(si);
     if (dt > 0.0 && !s.issued.empty()) {
@@ -273,6 +275,10 @@ void SimDevice::step_streams(TimeNs now, double dt) {
             break;
           case Resource::Compute:
             running_compute_.push_back(Running{o, si});
+            if (runnable_[s.tsg] == 0) {  // its TSG has runnable compute (time slicing)
+              runnable_[s.tsg] = 1;
+              runnable_list_.push_back(s.tsg);
+            }
             break;
           case Resource::H2D:
             running_h2d_.push_back(Running{o, si});
@@ -364,15 +370,7 @@ void SimDevice::step_stream(StreamState& s, TimeNs now) {
 }
 
 void SimDevice::update_timeslice(TimeNs now) {
-  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
-  runnable_list_.clear();
-  for (const Running& r : running_compute_) {
-    const std::uint32_t tsg = queues_.stream(r.stream).tsg;
-    if (runnable_[tsg] == 0) {
-      runnable_[tsg] = 1;
-      runnable_list_.push_back(tsg);
-    }
-  }
+  // runnable_ / runnable_list_: marked by step_streams from the running compute heads.
   const bool any = !runnable_list_.empty();
   if (switching_) {
     if (switch_end_ns_ > now) return;

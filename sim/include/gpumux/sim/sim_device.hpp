@@ -152,7 +152,7 @@ class SimDevice final : public Device {
   void evaluate();
   void advance(TimeNs now) noexcept;
   /// Advances each active stream's head by `dt` ns at its rate, steps it, and lists the new
-  /// heads (running_*, next_phase_end_, waiting_heads_).
+  /// heads (running_*, runnable_ and runnable_list_, next_phase_end_, waiting_heads_).
   void step_streams(TimeNs now, double dt);
   void step_stream(StreamState& s, TimeNs now);
   void update_timeslice(TimeNs now);
