@@ -295,7 +295,8 @@ void SimDevice::step_streams(TimeNs now, double dt) {
   active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
 }
 
-void SimDevice::step_stream(StreamState& s, TimeNs now) {
+// Inlined into its one caller: called per stream per pass, its frame cost was ~10% of it.
+[[gnu::always_inline]] inline void SimDevice::step_stream(StreamState& s, TimeNs now) {
   for (;;) {
     issue(s);
     if (s.issued.empty()) return;

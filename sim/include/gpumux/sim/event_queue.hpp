@@ -237,7 +237,12 @@ class EventQueue {
     return !slots_[key.order & (kMaxSlots - 1)].cb;
   }
 
+  // Inline check, out-of-line removal: the top is rarely a tombstone, and this runs on every
+  // look at the top (the runtime looks two or three times per event).
   void drop_top_tombstones() noexcept {
+    if (size_heap() > 0 && is_tombstone(at(0))) drop_top_tombstones_slow();
+  }
+  [[gnu::noinline]] void drop_top_tombstones_slow() noexcept {
     while (size_heap() > 0 && is_tombstone(at(0))) {
       free_.push_back(static_cast<std::uint32_t>(at(0).order & (kMaxSlots - 1)));
       remove_top();
