@@ -31,10 +31,16 @@ SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
                                 "': concurrent_efficiency (and for a GPU, mps_efficiency and "
                                 "pageable_factor) must be positive");
   }
+  sim_runtime_ = dynamic_cast<SimRuntime*>(&runtime_);
+  if (sim_runtime_ != nullptr) rearmable_ = sim_runtime_->add_timer([this] { on_timer(); });
 }
 
 SimDevice::~SimDevice() {
-  if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
+  if (sim_runtime_ != nullptr) {
+    sim_runtime_->remove_timer(rearmable_);
+  } else if (timer_ns_ != kTimeNever) {
+    runtime_.cancel(timer_);
+  }
 }
 
 void SimDevice::add_context(ContextId ctx, ContextOptions options) {
@@ -74,13 +80,25 @@ std::size_t SimDevice::in_flight(StreamId stream) const {
 
 void SimDevice::submit(const OpSpec& op) {
   const std::uint32_t si = queues_.check_submit(op, id_, profile_, observer_, /*models_link=*/true);
-  const std::uint32_t o = queues_.enqueue(si);
-  OpState& st = queues_.op(o);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
+  const TimeNs now = runtime_.now();
+  // An op on an idle stream becomes its head at once; behind a head it changes no head.
+  const bool new_head = queues_.stream(si).issued.empty();
+  queues_.enqueue_with(si, [&](OpState& st) {
+    st.spec = op;
+    st.submitted_ns = now;
+    st.started_ns = 0;
+    st.phase_end_ns = 0;
+    st.finish_ns = 0;
+    st.remaining = 0;
+    st.rate = 0;
+    st.cap = 0;
+    st.stream = si;
+    st.phase = Phase::Queued;
+    st.resource = Resource::None;
+  });
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   active_.add(si);
+  if (new_head) heads_changed_ = true;
   request_evaluate();
 }
 
@@ -94,13 +112,14 @@ std::size_t SimDevice::abort(JobId job) {
 
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
-  // completion anywhere, so skip the evaluation event when nothing waits.
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
-      request_evaluate();
-      return;
-    }
+  // completion anywhere, so skip the evaluation event when nothing waits. waiting_heads_ counts
+  // the waiting heads as the last pass left them; every later change of the heads (submit,
+  // drop, abort) requested an evaluation, which then either is due now (a request is a no-op)
+  // or, inside an evaluation, set dirty_ (so is a request).
+  if (!in_evaluate_ && timer_ns_ <= runtime_.now()) return;  // an evaluation is due anyway
+  if (waiting_heads_ > 0) {
+    heads_changed_ = true;
+    request_evaluate();
   }
 }
 
@@ -125,6 +144,7 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   };
   queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Waiting; });
   if (records.empty()) return 0;
+  heads_changed_ = true;
   request_evaluate();
   if (observer_ != nullptr) {
     for (const OpRecord& r : records) observer_->on_op_finished(r);
@@ -168,6 +188,7 @@ void SimDevice::on_timer() {
 void SimDevice::evaluate() {
   if (in_evaluate_) {
     dirty_ = true;
+    heads_changed_ = true;
     return;
   }
   in_evaluate_ = true;
@@ -179,16 +200,22 @@ void SimDevice::evaluate() {
       d.delivering_ = 0;
     }
   } reset{*this};
+  const TimeNs now = runtime_.now();
   do {
     dirty_ = false;
-    const TimeNs now = runtime_.now();
-    advance(now);
-    step_streams(now);
-    collect_running();
+    heads_changed_ = false;
+    const TimeNs elapsed = now - last_update_;
+    last_update_ = now;
+    step_streams(now, elapsed > 0 ? static_cast<double>(elapsed) : 0.0);
     if (is_gpu()) update_timeslice(now);
     recompute_rates(now);
     deliver_notices();  // the observer may re-enter: that sets dirty_
-  } while (dirty_);
+    // Another pass at this instant repeats this one exactly (so is skipped) unless a head may
+    // change (heads_changed_), an op is due now, or the rates are not a pure function of the
+    // running set (the kernel-wait solver's warm start moves on every solve). Ops submitted
+    // behind a head, the common re-entry, change nothing a pass reads; the time slice is
+    // settled by the pass (update_timeslice is idempotent at one instant).
+  } while (dirty_ && (heads_changed_ || !rates_idempotent_ || next_finish_ns_ <= now));
   schedule_next();
 }
 
@@ -207,94 +234,146 @@ void SimDevice::advance(TimeNs now) noexcept {
   }
 }
 
-void SimDevice::step_streams(TimeNs now) {
+void SimDevice::step_streams(TimeNs now, double dt) {
   // A stream with nothing issued has nothing queued either (issue() runs on every submit and
-  // removal), so only the active streams can change.
+  // removal), so only the active streams can change. One walk advances each stream's head
+  // (what advance() does), steps it, and records what the rest of the pass and
+  // schedule_next() need from the new head: the running lists, the earliest phase end, the
+  // waiting heads. Stream order throughout, as separate walks had it.
+  running_compute_.clear();
+  running_h2d_.clear();
+  running_d2h_.clear();
+  next_phase_end_ = kTimeNever;
+  waiting_heads_ = 0;
+  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
+  runnable_list_.clear();
   for (const std::uint32_t si : active_.items()) {
     StreamState& s = queues_.stream(si);
-    for (;;) {
-      issue(s);
-      if (s.issued.empty()) break;
-      const std::uint32_t o = s.issued.front();
-      OpState& op = queues_.op(o);
-      if (op.phase == Phase::Waiting) {
-        if (!dependencies_met(op)) break;
-        op.phase = Phase::Setup;
-        op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
+    if (dt > 0.0 && !s.issued.empty()) {
+      OpState& op = queues_.op(s.issued.front());
+      if (op.phase == Phase::Running && op.resource != Resource::None && op.rate > 0.0) {
+        op.remaining -= dt * op.rate;
+        if (op.remaining < 0.0) op.remaining = 0.0;
       }
-      if (op.phase == Phase::Setup) {
-        if (op.phase_end_ns > now) break;
-        op.started_ns = now;
-        Notice n{Notice::Kind::Started, {}, 0, now, {}};
-        n.record.op = op.spec.id;
-        notices_.push_back(n);
-        switch (op.spec.kind) {
-          case OpKind::Host:
-            op.phase = Phase::Running;
-            op.resource = Resource::None;
-            op.phase_end_ns = add_saturated(now, op.spec.solo_ns);
+    }
+    step_stream(s, now);
+    if (s.issued.empty()) continue;
+    const std::uint32_t o = s.issued.front();
+    const OpState& op = queues_.op(o);
+    switch (op.phase) {
+      case Phase::Waiting:
+        ++waiting_heads_;
+        break;
+      case Phase::Setup:
+      case Phase::Latency:
+        next_phase_end_ = std::min(next_phase_end_, op.phase_end_ns);
+        break;
+      case Phase::Running:
+        switch (op.resource) {
+          case Resource::None:
+            next_phase_end_ = std::min(next_phase_end_, op.phase_end_ns);
             break;
-          case OpKind::Compute:
-            op.phase = Phase::Running;
-            op.resource = Resource::Compute;
-            op.remaining = static_cast<double>(op.spec.solo_ns);
-            op.cap = op.spec.demand;
-            op.rate = 0.0;
-            op.finish_ns = kTimeNever;
+          case Resource::Compute:
+            running_compute_.push_back(Running{o, si});
+            if (runnable_[s.tsg] == 0) {  // its TSG has runnable compute (time slicing)
+              runnable_[s.tsg] = 1;
+              runnable_list_.push_back(s.tsg);
+            }
             break;
-          case OpKind::CopyH2D:
-            op.phase = Phase::Latency;
-            op.phase_end_ns = add_saturated(now, profile_.h2d_latency_ns);
+          case Resource::H2D:
+            running_h2d_.push_back(Running{o, si});
             break;
-          case OpKind::CopyD2H:
-          case OpKind::CopyD2D:
-            op.phase = Phase::Latency;
-            op.phase_end_ns = add_saturated(now, profile_.d2h_latency_ns);
+          case Resource::D2H:
+            running_d2h_.push_back(Running{o, si});
             break;
         }
-      }
-      if (op.phase == Phase::Latency) {
-        if (op.phase_end_ns > now) break;
-        op.phase = Phase::Running;
-        op.remaining = static_cast<double>(op.spec.bytes);
-        op.rate = 0.0;
-        op.finish_ns = kTimeNever;
-        const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
-        if (op.spec.kind == OpKind::CopyH2D) {
-          op.resource = Resource::H2D;
-          op.cap = profile_.h2d_gbps * factor;
-        } else if (op.spec.kind == OpKind::CopyD2H) {
-          op.resource = Resource::D2H;
-          op.cap = profile_.d2h_gbps * factor;
-        } else {
-          op.resource = Resource::D2H;
-          op.cap = profile_.peer_gbps;
-        }
-      }
-      // Running
-      const bool done = op.resource == Resource::None
-                            ? op.phase_end_ns <= now
-                            : (op.remaining <= 0.0 || op.finish_ns <= now);
-      if (!done) break;
-      Notice n{Notice::Kind::Finished, {}, 0, now, make_record(op, OpStatus::Ok, now)};
-      s.issued.pop_front();
-      queues_.release(o);
-      notices_.push_back(n);
+        break;
+      case Phase::Queued:
+        break;
     }
   }
   active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
 }
 
-void SimDevice::update_timeslice(TimeNs now) {
-  for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
-  runnable_list_.clear();
-  for (const Running& r : running_compute_) {
-    const std::uint32_t tsg = queues_.stream(r.stream).tsg;
-    if (runnable_[tsg] == 0) {
-      runnable_[tsg] = 1;
-      runnable_list_.push_back(tsg);
+// Inlined into its one caller: called per stream per pass, its frame cost was ~10% of it.
+[[gnu::always_inline]] inline void SimDevice::step_stream(StreamState& s, TimeNs now) {
+  // submit() and the removals issue at once, so the issued list is full on entry; only a
+  // finished head makes room (issue() after the pop below).
+  for (;;) {
+    if (s.issued.empty()) return;
+    const std::uint32_t o = s.issued.front();
+    OpState& op = queues_.op(o);
+    if (op.phase == Phase::Waiting) {
+      if (!dependencies_met(op)) return;
+      op.phase = Phase::Setup;
+      op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
     }
+    if (op.phase == Phase::Setup) {
+      if (op.phase_end_ns > now) return;
+      op.started_ns = now;
+      Notice& n = notices_.emplace_back();
+      n.kind = Notice::Kind::Started;
+      n.when_ns = now;
+      n.record.op = op.spec.id;
+      switch (op.spec.kind) {
+        case OpKind::Host:
+          op.phase = Phase::Running;
+          op.resource = Resource::None;
+          op.phase_end_ns = add_saturated(now, op.spec.solo_ns);
+          break;
+        case OpKind::Compute:
+          op.phase = Phase::Running;
+          op.resource = Resource::Compute;
+          op.remaining = static_cast<double>(op.spec.solo_ns);
+          op.cap = op.spec.demand;
+          op.rate = 0.0;
+          op.finish_ns = kTimeNever;
+          break;
+        case OpKind::CopyH2D:
+          op.phase = Phase::Latency;
+          op.phase_end_ns = add_saturated(now, profile_.h2d_latency_ns);
+          break;
+        case OpKind::CopyD2H:
+        case OpKind::CopyD2D:
+          op.phase = Phase::Latency;
+          op.phase_end_ns = add_saturated(now, profile_.d2h_latency_ns);
+          break;
+      }
+    }
+    if (op.phase == Phase::Latency) {
+      if (op.phase_end_ns > now) return;
+      op.phase = Phase::Running;
+      op.remaining = static_cast<double>(op.spec.bytes);
+      op.rate = 0.0;
+      op.finish_ns = kTimeNever;
+      const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
+      if (op.spec.kind == OpKind::CopyH2D) {
+        op.resource = Resource::H2D;
+        op.cap = profile_.h2d_gbps * factor;
+      } else if (op.spec.kind == OpKind::CopyD2H) {
+        op.resource = Resource::D2H;
+        op.cap = profile_.d2h_gbps * factor;
+      } else {
+        op.resource = Resource::D2H;
+        op.cap = profile_.peer_gbps;
+      }
+    }
+    // Running
+    const bool done = op.resource == Resource::None ? op.phase_end_ns <= now
+                                                    : (op.remaining <= 0.0 || op.finish_ns <= now);
+    if (!done) return;
+    Notice& n = notices_.emplace_back();
+    n.kind = Notice::Kind::Finished;
+    n.when_ns = now;
+    n.record = make_record(op, OpStatus::Ok, now);
+    s.issued.pop_front();
+    queues_.release(o);
+    issue(s);
   }
+}
+
+void SimDevice::update_timeslice(TimeNs now) {
+  // runnable_ / runnable_list_: marked by step_streams from the running compute heads.
   const bool any = !runnable_list_.empty();
   if (switching_) {
     if (switch_end_ns_ > now) return;
@@ -349,7 +428,9 @@ void SimDevice::deliver_notices() {
   }
   bool finished_any = false;
   for (delivering_ = 0; delivering_ < notices_.size(); ++delivering_) {
-    const Notice n = notices_[delivering_];  // a copy: abort() may edit later entries
+    // A reference: observers may abort() (which edits later entries only) or submit (which
+    // only marks the device dirty); nothing appends to notices_ while they are delivered.
+    const Notice& n = notices_[delivering_];
     switch (n.kind) {
       case Notice::Kind::Started:
         observer_->on_op_started(n.record.op, n.when_ns);
@@ -367,36 +448,18 @@ void SimDevice::deliver_notices() {
   }
   notices_.clear();
   delivering_ = 0;
-  if (!finished_any) return;
-  // An op of this device may wait for one that just finished here.
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (!s.issued.empty() && queues_.op(s.issued.front()).phase == Phase::Waiting) {
-      dirty_ = true;
-      return;
-    }
+  // An op of this device may wait for one that just finished here. The heads are as the pass
+  // left them unless an observer changed them, and a change already set dirty_.
+  if (finished_any && waiting_heads_ > 0) {
+    dirty_ = true;
+    heads_changed_ = true;
   }
 }
 
 void SimDevice::schedule_next() {
-  TimeNs next = kTimeNever;
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (s.issued.empty()) continue;
-    const OpState& op = queues_.op(s.issued.front());
-    switch (op.phase) {
-      case Phase::Setup:
-      case Phase::Latency:
-        next = std::min(next, op.phase_end_ns);
-        break;
-      case Phase::Running:
-        next = std::min(next, op.resource == Resource::None ? op.phase_end_ns : op.finish_ns);
-        break;
-      case Phase::Queued:
-      case Phase::Waiting:
-        break;
-    }
-  }
+  // The last pass's heads (no change since, or there would have been another pass): phase
+  // ends from step_streams, the earliest completion from recompute_rates.
+  TimeNs next = std::min(next_phase_end_, next_finish_ns_);
   if (is_gpu()) {
     if (switching_) {
       next = std::min(next, switch_end_ns_);
@@ -414,6 +477,15 @@ void SimDevice::schedule_next() {
 
 void SimDevice::set_timer(TimeNs when_ns) {
   if (when_ns == timer_ns_) return;
+  if (sim_runtime_ != nullptr) {  // the same order and count of events as below, no heap work
+    timer_ns_ = when_ns;
+    if (when_ns != kTimeNever) {
+      sim_runtime_->arm_timer(rearmable_, when_ns);
+    } else {
+      sim_runtime_->disarm_timer(rearmable_);
+    }
+    return;
+  }
   if (timer_ns_ != kTimeNever) runtime_.cancel(timer_);
   timer_ns_ = when_ns;
   if (when_ns != kTimeNever) timer_ = runtime_.schedule_at(when_ns, [this] { on_timer(); });

@@ -1,7 +1,7 @@
-// SimDevice's rate solver: which heads run on which resource, and at what rate (the
-// "Compute sharing" and copy rules of sim_device.hpp). One walk over the busy streams lists the
-// running heads per resource; the compute engine and each link direction then share among
-// their own lists only.
+// SimDevice's rate solver: at what rate each running head progresses (the "Compute sharing" and
+// copy rules of sim_device.hpp). step_streams lists the running heads per resource; the compute
+// engine and each link direction share among their own lists only.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,73 +15,62 @@ namespace gpumux {
 using sim_device_detail::add_saturated;
 using sim_device_detail::time_to_finish;
 
-void SimDevice::collect_running() {
-  running_compute_.clear();
-  running_h2d_.clear();
-  running_d2h_.clear();
-  for (const std::uint32_t si : active_.items()) {
-    const StreamState& s = queues_.stream(si);
-    if (s.issued.empty()) continue;
-    const std::uint32_t o = s.issued.front();
-    const OpState& op = queues_.op(o);
-    if (op.phase != Phase::Running) continue;
-    switch (op.resource) {
-      case Resource::Compute:
-        running_compute_.push_back(Running{o, si});
-        break;
-      case Resource::H2D:
-        running_h2d_.push_back(Running{o, si});
-        break;
-      case Resource::D2H:
-        running_d2h_.push_back(Running{o, si});
-        break;
-      case Resource::None:
-        break;
-    }
-  }
+void SimDevice::recompute_rates(TimeNs now) {
+  solve_rates(now);
+  TimeNs next = kTimeNever;
+  for (const Running& r : running_compute_) next = std::min(next, queues_.op(r.op).finish_ns);
+  for (const Running& r : running_h2d_) next = std::min(next, queues_.op(r.op).finish_ns);
+  for (const Running& r : running_d2h_) next = std::min(next, queues_.op(r.op).finish_ns);
+  next_finish_ns_ = next;
 }
 
-void SimDevice::recompute_rates(TimeNs now) {
-  // Compute engine: priority water-filling among the ops of the TSG holding the GPU.
-  scratch_ops_.clear();
-  scratch_prio_.clear();
-  scratch_caps_.clear();
+void SimDevice::solve_rates(TimeNs now) {
+  rates_idempotent_ = true;
+  // Compute engine: priority water-filling among the ops of the TSG holding the GPU; the
+  // others stand still. One holder (the common case) needs no scratch lists.
+  std::size_t holders = 0;
+  std::uint32_t lone = 0;
   for (const Running& run : running_compute_) {
-    const StreamState& s = queues_.stream(run.stream);
-    const std::uint32_t o = run.op;
-    OpState& op = queues_.op(o);
     const bool holds_gpu =
-        !is_gpu() || (!switching_ && loaded_ == static_cast<std::int64_t>(s.tsg));
-    if (!holds_gpu) {
+        !is_gpu() ||
+        (!switching_ && loaded_ == static_cast<std::int64_t>(queues_.stream(run.stream).tsg));
+    if (holds_gpu) {
+      ++holders;
+      lone = run.op;
+    } else {
+      OpState& op = queues_.op(run.op);
       op.rate = 0.0;
       op.finish_ns = kTimeNever;
-      continue;
     }
-    scratch_ops_.push_back(o);
-    scratch_prio_.push_back(s.priority);
-    scratch_caps_.push_back(op.cap);
   }
-  const std::size_t n = scratch_ops_.size();
-  if (n <= 1) {
-    // Nobody, or one op alone (the common case): what the general path computes for it, without
-    // its passes. fill_by_priority gives a lone op min(cap, 1) (one level, one entry: level =
-    // 1 / 1), its speed is 1 (no co-runner to wait for) and the efficiency 1 (fewer than two
-    // shares), so rate = 1 x share / cap.
-    if (n == 1) {
-      OpState& op = queues_.op(scratch_ops_[0]);
-      const double cap = scratch_caps_[0];
+  if (holders <= 1) {
+    // Nobody, or one op alone: what the general path computes for it, without its passes.
+    // fill_by_priority gives a lone op min(cap, 1) (one level, one entry: level = 1 / 1), its
+    // speed is 1 (no co-runner to wait for) and the efficiency 1 (fewer than two shares), so
+    // rate = 1 x share / cap.
+    if (holders == 1) {
+      OpState& op = queues_.op(lone);
+      const double cap = op.cap;
       const double claim = cap > 0.0 ? cap : 0.0;
       const double share = claim <= 1.0 ? claim : 1.0;
       op.rate = cap > 0.0 ? 1.0 * share / cap : 0.0;
       op.finish_ns =
           op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
     }
-    if (is_gpu()) {
-      share_link(running_h2d_, profile_.h2d_gbps, now);
-      share_link(running_d2h_, profile_.d2h_gbps, now);
-    }
+    share_links(now);
     return;
   }
+  scratch_ops_.clear();
+  scratch_prio_.clear();
+  scratch_caps_.clear();
+  for (const Running& run : running_compute_) {
+    const StreamState& s = queues_.stream(run.stream);
+    if (is_gpu() && (switching_ || loaded_ != static_cast<std::int64_t>(s.tsg))) continue;
+    scratch_ops_.push_back(run.op);
+    scratch_prio_.push_back(s.priority);
+    scratch_caps_.push_back(queues_.op(run.op).cap);
+  }
+  const std::size_t n = scratch_ops_.size();
   scratch_shares_.resize(n);
   scratch_speeds_.assign(n, 1.0);
   if (is_gpu() && n >= 2) {
@@ -97,6 +86,7 @@ void SimDevice::recompute_rates(TimeNs now) {
                                           scratch_prio_[i]});
     }
     kernel_wait_speeds(scratch_loads_, scratch_speeds_, &kernel_wait_total_);
+    rates_idempotent_ = false;  // the warm start moved
     for (std::size_t i = 0; i < n; ++i) {
       const KernelLoad& k = scratch_loads_[i];
       if (k.solo_ns > 0 && k.gpu_ns < k.solo_ns) scratch_caps_[i] *= k.gpu_ns / k.solo_ns;
@@ -120,13 +110,28 @@ void SimDevice::recompute_rates(TimeNs now) {
     op.finish_ns =
         op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
   }
-  if (is_gpu()) {
-    share_link(running_h2d_, profile_.h2d_gbps, now);
-    share_link(running_d2h_, profile_.d2h_gbps, now);
-  }
+  share_links(now);
+}
+
+void SimDevice::share_links(TimeNs now) {
+  if (!is_gpu()) return;
+  if (!running_h2d_.empty()) share_link(running_h2d_, profile_.h2d_gbps, now);
+  if (!running_d2h_.empty()) share_link(running_d2h_, profile_.d2h_gbps, now);
 }
 
 void SimDevice::share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now) {
+  if (ops.empty()) return;
+  if (ops.size() == 1) {
+    // One copy alone: what water_fill gives a single entry (min(cap, bandwidth), cap clamped
+    // at 0), without the scratch lists.
+    OpState& op = queues_.op(ops[0].op);
+    const double cap = op.cap > 0.0 ? op.cap : 0.0;
+    const double level = bandwidth > 0.0 ? bandwidth : 0.0;
+    op.rate = cap <= level ? cap : level;
+    op.finish_ns =
+        op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
+    return;
+  }
   scratch_ops_.clear();
   scratch_caps_.clear();
   for (const Running& run : ops) {

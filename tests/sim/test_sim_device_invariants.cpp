@@ -4,11 +4,15 @@
 //  - every submitted op is reported finished exactly once (after a final abort of all jobs);
 //  - an Ok op started after it was submitted and after every op it depends on finished;
 //  - Ok ops of one stream finish in submission order and never overlap (stream order);
-//  - the runtime's pending set holds at most one timer per device when idle.
+//  - the runtime's pending set holds at most one timer per device when idle;
+//  - a device on a runtime that is not a SimRuntime (ordinary cancel-and-reschedule timers)
+//    reports exactly what it reports with SimRuntime's re-armable timer.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "gpumux/sim/sim_device.hpp"
@@ -43,11 +47,42 @@ class Checker final : public DeviceObserver {
   std::function<void(const OpRecord&)> hook;
 };
 
-}  // namespace
+// A Runtime that is not a SimRuntime: the devices then keep their timer by cancel and
+// schedule_at instead of a re-armable one. Forwards everything to a SimRuntime.
+class ForwardingRuntime final : public Runtime {
+ public:
+  explicit ForwardingRuntime(SimRuntime& rt) : rt_(rt) {}
+  [[nodiscard]] TimeNs now() const noexcept override { return rt_.now(); }
+  TimerId schedule_at(TimeNs when_ns, Callback cb) override {
+    return rt_.schedule_at(when_ns, std::move(cb));
+  }
+  bool cancel(TimerId id) noexcept override { return rt_.cancel(id); }
+  void post(Callback cb) override { rt_.post(std::move(cb)); }
+  void run(TimeNs horizon_ns) override { rt_.run(horizon_ns); }
+  void stop() noexcept override { rt_.stop(); }
+  [[nodiscard]] std::uint64_t events_executed() const noexcept override {
+    return rt_.events_executed();
+  }
 
-TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device][invariants]") {
-  for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+ private:
+  SimRuntime& rt_;
+};
+
+struct Outcome {
+  std::map<OpId, OpRecord> finished;
+  std::map<OpId, TimeNs> started;
+  std::uint64_t events = 0;
+};
+
+// Runs the random workload of `seed`, checking the invariants; the devices see `rt` directly
+// or (forwarded) through a runtime that is not a SimRuntime. Arrival times and op durations
+// are multiples of `grain` ns: a coarse grain makes device timers fall on the same instants as
+// other events, where their order among them matters.
+Outcome run_random_workload(std::uint64_t seed, bool forwarded, TimeNs grain = 1) {
+  {
     SimRuntime rt;
+    ForwardingRuntime forwarding(rt);
+    Runtime& device_rt = forwarded ? static_cast<Runtime&>(forwarding) : rt;
     Checker obs;
     DeviceProfile gpu;
     gpu.name = "gpu";
@@ -62,8 +97,8 @@ TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device]
     DeviceProfile cpu;
     cpu.name = "cpu";
     cpu.kind = DeviceKind::Cpu;
-    SimDevice d0(DeviceId{0}, gpu, rt);
-    SimDevice d1(DeviceId{1}, cpu, rt);
+    SimDevice d0(DeviceId{0}, gpu, device_rt);
+    SimDevice d1(DeviceId{1}, cpu, device_rt);
     obs.devices = {&d0, &d1};
     constexpr std::uint32_t kStreams = 8;
     for (SimDevice* d : obs.devices) {
@@ -91,8 +126,8 @@ TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device]
                 : k == 2 ? OpKind::CopyH2D
                 : k == 3 ? OpKind::CopyD2H
                          : OpKind::CopyD2D;
-      op.solo_ns = static_cast<DurationNs>(uniform(3'000'000));
-      op.setup_ns = uniform(5) == 0 ? static_cast<DurationNs>(uniform(200'000)) : 0;
+      op.solo_ns = static_cast<DurationNs>(uniform(3'000'000)) / grain * grain;
+      op.setup_ns = uniform(5) == 0 ? static_cast<DurationNs>(uniform(200'000)) / grain * grain : 0;
       op.demand = 0.05 + 0.95 * static_cast<double>(uniform(1000)) / 999.0;
       op.bytes = uniform(20'000'000);
       op.pageable = uniform(3) == 0;
@@ -108,7 +143,7 @@ TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device]
       if (raw(r.op) % 31 == 0) d1.drop_pending(JobId{static_cast<std::uint32_t>(uniform(6))});
     };
     for (int i = 0; i < 1500; ++i) {
-      rt.schedule_at(static_cast<TimeNs>(uniform(400'000'000)), [&] {
+      rt.schedule_at(static_cast<TimeNs>(uniform(400'000'000)) / grain * grain, [&] {
         const auto what = uniform(20);
         if (what == 0) {
           d0.drop_pending(JobId{static_cast<std::uint32_t>(uniform(6))});
@@ -149,5 +184,30 @@ TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device]
       if (spec.kind == OpKind::Compute) REQUIRE(rec.duration_ns() >= spec.solo_ns);
     }
     CHECK(ok > submitted.size() / 2);
+    return Outcome{obs.finished, obs.started, rt.events_executed()};
+  }
+}
+
+bool same_record(const OpRecord& a, const OpRecord& b) {
+  return std::tie(a.op, a.job, a.device, a.stream, a.kind, a.purpose, a.status, a.submitted_ns,
+                  a.started_ns, a.finished_ns) == std::tie(b.op, b.job, b.device, b.stream, b.kind,
+                                                           b.purpose, b.status, b.submitted_ns,
+                                                           b.started_ns, b.finished_ns);
+}
+
+}  // namespace
+
+TEST_CASE("SimDevice keeps its contract under a random workload", "[sim][device][invariants]") {
+  for (const auto& [seed, grain] : std::vector<std::pair<std::uint64_t, TimeNs>>{
+           {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 100'000}, {6, 100'000}}) {
+    const Outcome direct = run_random_workload(seed, false, grain);
+    // The same run with the devices' timers as ordinary cancelled-and-rescheduled events: the
+    // same reports at the same times, and the same number of executed callbacks.
+    const Outcome forwarded = run_random_workload(seed, true, grain);
+    REQUIRE(forwarded.events == direct.events);
+    REQUIRE(forwarded.started == direct.started);
+    REQUIRE(forwarded.finished.size() == direct.finished.size());
+    for (const auto& [id, rec] : direct.finished)
+      REQUIRE(same_record(forwarded.finished.at(id), rec));
   }
 }

@@ -216,6 +216,13 @@ class StreamQueues : public StreamDirectory {
   /// Takes a free slot (payload reset to Op{}, a new token) and appends it to the host queue
   /// of stream `si`; returns it. The caller fills the payload, then calls issue().
   std::uint32_t enqueue(std::uint32_t si) {
+    return enqueue_with(si, [](Op& op) { op = Op{}; });
+  }
+  /// As enqueue(), but fill(Op&) writes the payload in place of the reset (the slot holds a
+  /// stale payload: fill must set every field the device reads). Saves writing the payload
+  /// twice on a device's per-op path.
+  template <class Fill>
+  std::uint32_t enqueue_with(std::uint32_t si, Fill fill) {
     std::uint32_t slot;
     if (!free_.empty()) {
       slot = free_.back();
@@ -225,7 +232,7 @@ class StreamQueues : public StreamDirectory {
       ops_.emplace_back();
       tokens_.push_back(0);
     }
-    ops_[slot] = Op{};
+    fill(ops_[slot]);
     tokens_[slot] = next_token_++;
     streams_[si].host.push_back(slot);
     return slot;

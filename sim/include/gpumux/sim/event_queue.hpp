@@ -102,6 +102,23 @@ class EventQueue {
     return time_of(top);
   }
 
+  /// Takes the next sequence number without pushing: an event kept outside the heap (a
+  /// SimRuntime re-armable timer) orders among the heap's events by (time, this seq), exactly as
+  /// if it had been pushed now. Throws std::length_error when exhausted.
+  std::uint64_t take_seq() {
+    if (seq_ >= kMaxSeq) throw std::length_error("EventQueue: sequence counter exhausted");
+    return seq_++;
+  }
+
+  /// Whether the earliest live event orders before (time_ns, seq), a key from take_seq().
+  /// Precondition: !empty(). Discards tombstones on top.
+  [[nodiscard]] bool top_precedes(TimeNs time_ns, std::uint64_t seq) noexcept {
+    drop_top_tombstones();
+    const Key& top = at(0);
+    const TimeNs t = time_of(top);
+    return t < time_ns || (t == time_ns && (top.order >> kSlotBits) < seq);
+  }
+
   /// Pre-sizes the storage for `events` pending events.
   void reserve(std::size_t events) {
     heap_.reserve(events + kPad);
@@ -220,7 +237,12 @@ class EventQueue {
     return !slots_[key.order & (kMaxSlots - 1)].cb;
   }
 
+  // Inline check, out-of-line removal: the top is rarely a tombstone, and this runs on every
+  // look at the top (the runtime looks two or three times per event).
   void drop_top_tombstones() noexcept {
+    if (size_heap() > 0 && is_tombstone(at(0))) drop_top_tombstones_slow();
+  }
+  [[gnu::noinline]] void drop_top_tombstones_slow() noexcept {
     while (size_heap() > 0 && is_tombstone(at(0))) {
       free_.push_back(static_cast<std::uint32_t>(at(0).order & (kMaxSlots - 1)));
       remove_top();

@@ -73,6 +73,7 @@
 #include "gpumux/runtime.hpp"
 #include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
+#include "gpumux/sim/sim_runtime.hpp"
 #include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
@@ -150,18 +151,22 @@ class SimDevice final : public Device {
   void on_timer();
   void evaluate();
   void advance(TimeNs now) noexcept;
-  void step_streams(TimeNs now);
+  /// Advances each active stream's head by `dt` ns at its rate, steps it, and lists the new
+  /// heads (running_*, runnable_ and runnable_list_, next_phase_end_, waiting_heads_).
+  void step_streams(TimeNs now, double dt);
+  void step_stream(StreamState& s, TimeNs now);
   void update_timeslice(TimeNs now);
   void begin_switch(std::uint32_t target, TimeNs now);
   void give_gpu(std::uint32_t tsg, TimeNs now);
-  /// Lists the heads in their main phase on a shared resource (running_*), stream order.
-  void collect_running();
+  /// solve_rates, then next_finish_ns_.
   void recompute_rates(TimeNs now);
+  void solve_rates(TimeNs now);
   struct Running {
     std::uint32_t op = 0;      ///< slot
     std::uint32_t stream = 0;  ///< stream index
   };
   void share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now);
+  void share_links(TimeNs now);  ///< each link direction among its copies (GPU)
   void deliver_notices();
   void schedule_next();
   void set_timer(TimeNs when_ns);
@@ -179,6 +184,10 @@ class SimDevice final : public Device {
 
   // progress
   TimeNs last_update_ = 0;
+  /// The runtime as a SimRuntime, or nullptr: the device's timer is then a re-armable one
+  /// (moved without heap work), else an ordinary cancel-and-reschedule timer.
+  SimRuntime* sim_runtime_ = nullptr;
+  std::uint32_t rearmable_ = 0;  ///< sim_runtime_'s timer handle
   TimerId timer_{};
   TimeNs timer_ns_ = kTimeNever;
   bool in_evaluate_ = false;
@@ -205,7 +214,17 @@ class SimDevice final : public Device {
   std::vector<std::uint8_t> runnable_;        ///< per TSG
   std::vector<std::uint32_t> runnable_list_;  ///< the TSGs with runnable_ set, unordered
   ActiveStreams active_;                      ///< streams with issued ops
-  // heads in their main phase by resource, stream order (collect_running, once per pass)
+  // the heads as the last pass left them (step_streams): in their main phase by resource,
+  // stream order; the earliest end of a Setup, Latency or Host phase; how many wait
+  TimeNs next_phase_end_ = kTimeNever;
+  std::size_t waiting_heads_ = 0;
+  // from recompute_rates: the earliest finish_ns of the running lists; whether solving again
+  // on the same running set gives the same rates bit for bit
+  TimeNs next_finish_ns_ = kTimeNever;
+  bool rates_idempotent_ = true;
+  /// Set by what may change a head since the pass began (a new head, a removal, a
+  /// dependency); a pass at the same instant without it repeats the last one.
+  bool heads_changed_ = false;
   std::vector<Running> running_compute_;
   std::vector<Running> running_h2d_;
   std::vector<Running> running_d2h_;
