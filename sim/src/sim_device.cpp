@@ -391,7 +391,7 @@ void SimDevice::update_timeslice(TimeNs now) {
   std::int64_t next = -1;
   std::size_t best = n;  // distance after cur, 1..n-1
   for (const std::uint32_t t : runnable_list_) {
-    const std::size_t k = (t + n - cur) % n;
+    const std::size_t k = t >= cur ? t - cur : t + n - cur;  // (t + n - cur) % n, no division
     if (k != 0 && k < best) {
       best = k;
       next = t;
