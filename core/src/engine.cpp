@@ -14,6 +14,7 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/op_cost_memo.hpp"
 #include "gpumux/ring_fifo.hpp"
+#include "note_labels.hpp"
 #include "op_table.hpp"
 
 namespace gpumux {
@@ -286,7 +287,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<TimerId> timers_;  // engine timer id -> runtime timer id
   std::vector<bool> timer_live_;
   std::mt19937_64 rng_;
-  EventStream log_;  // the log (when kept) and the attached sinks
+  EventStream log_;         // the log (when kept) and the attached sinks
+  NoteLabels note_labels_;  // device notes' labels, interned in log_
   std::size_t done_jobs_ = 0;
 };
 
@@ -518,7 +520,7 @@ void EngineImpl::on_device_note(DeviceId device, TimeNs when_ns, std::string_vie
   e.kind = EventKind::DeviceNote;
   e.device = raw(device);
   e.a = value;
-  e.label = log_.intern(what);
+  e.label = note_labels_.get(what, [this](std::string_view w) { return log_.intern(w); });
   log_.add(e);
 }
 

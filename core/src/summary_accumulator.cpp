@@ -22,24 +22,16 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
   return c.start_ns + k * period + c.on_ns;
 }
 
-}  // namespace
-
-void SummaryAccumulator::on_event(const Event& e) {
-  State& st = *s_;
+/// Every kind but the three on_event takes itself (they are most of a run's events). Out of
+/// line so that on_event's own frame stays small: this switch's register saves were a third of
+/// its cost per event.
+[[gnu::noinline]] void other_event(State& st, const Event& e) {
   const std::vector<JobSpec>& jobs = *st.jobs;
   const std::size_t device_count = st.devices.size();
-  ++st.events;
-  st.end_ns = std::max(st.end_ns, e.t_ns);
   const bool has_job = e.job != kNoJob && e.job < jobs.size();
   switch (e.kind) {
     case EventKind::JobArrival:
       if (has_job) st.acc[e.job].arrival = e.t_ns;
-      break;
-    case EventKind::OpSubmit:
-      if (st.bounded) st.in_flight.submit(e.op, e.t_ns);
-      break;
-    case EventKind::OpStart:
-      if (has_job && st.acc[e.job].first_start < 0) st.acc[e.job].first_start = e.t_ns;
       break;
     case EventKind::OpEnd: {
       if (e.status == OpStatus::Dropped) ++st.dropped;
@@ -117,14 +109,34 @@ void SummaryAccumulator::on_event(const Event& e) {
       it->second.push_back(e.value);
       break;
     }
-    case EventKind::DeviceNote:
-      if (e.device < device_count && e.label == "timeslice") ++st.devices[e.device].slices;
-      break;
     case EventKind::RunEnd:
       st.runtime_events = static_cast<std::uint64_t>(e.a);
       break;
-    default:
+    default:  // OpSubmit, OpStart, DeviceNote: on_event
       break;
+  }
+}
+
+}  // namespace
+
+void SummaryAccumulator::on_event(const Event& e) {
+  State& st = *s_;
+  ++st.events;
+  st.end_ns = std::max(st.end_ns, e.t_ns);
+  switch (e.kind) {
+    case EventKind::OpSubmit:
+      if (st.bounded) st.in_flight.submit(e.op, e.t_ns);
+      return;
+    case EventKind::OpStart:
+      if (e.job != kNoJob && e.job < st.jobs->size() && st.acc[e.job].first_start < 0) {
+        st.acc[e.job].first_start = e.t_ns;
+      }
+      return;
+    case EventKind::DeviceNote:
+      if (e.device < st.devices.size() && e.label == "timeslice") ++st.devices[e.device].slices;
+      return;
+    default:
+      other_event(st, e);
   }
 }
 

@@ -247,7 +247,9 @@ void SimDevice::step_streams(TimeNs now, double dt) {
   waiting_heads_ = 0;
   for (const std::uint32_t t : runnable_list_) runnable_[t] = 0;
   runnable_list_.clear();
-  for (const std::uint32_t si : active_.items()) {
+  // One walk: the streams left with nothing issued leave the active set as it goes (nothing
+  // in the walk adds a stream: notices are delivered after it).
+  active_.retain([&](const std::uint32_t si) {
     StreamState& s = queues_.stream(si);
     if (dt > 0.0 && !s.issued.empty()) {
       OpState& op = queues_.op(s.issued.front());
@@ -257,7 +259,7 @@ void SimDevice::step_streams(TimeNs now, double dt) {
       }
     }
     step_stream(s, now);
-    if (s.issued.empty()) continue;
+    if (s.issued.empty()) return false;
     const std::uint32_t o = s.issued.front();
     const OpState& op = queues_.op(o);
     switch (op.phase) {
@@ -291,8 +293,8 @@ void SimDevice::step_streams(TimeNs now, double dt) {
       case Phase::Queued:
         break;
     }
-  }
-  active_.retain([this](std::uint32_t si) { return !queues_.stream(si).issued.empty(); });
+    return true;
+  });
 }
 
 // Inlined into its one caller: called per stream per pass, its frame cost was ~10% of it.
@@ -391,7 +393,7 @@ void SimDevice::update_timeslice(TimeNs now) {
   std::int64_t next = -1;
   std::size_t best = n;  // distance after cur, 1..n-1
   for (const std::uint32_t t : runnable_list_) {
-    const std::size_t k = (t + n - cur) % n;
+    const std::size_t k = t >= cur ? t - cur : t + n - cur;  // (t + n - cur) % n, no division
     if (k != 0 && k < best) {
       best = k;
       next = t;

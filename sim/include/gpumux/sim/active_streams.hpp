@@ -26,7 +26,8 @@ class ActiveStreams {
   }
   /// The members, ascending. Invalidated by add() and retain().
   [[nodiscard]] std::span<const std::uint32_t> items() const noexcept { return items_; }
-  /// Keeps the members for which keep(i) is true, in order.
+  /// Keeps the members for which keep(i) is true, in order. keep is called once per member,
+  /// ascending, and may do the caller's per-member work (it must not add members).
   template <class Keep>
   void retain(Keep keep) {
     std::size_t kept = 0;
