@@ -5,7 +5,7 @@
 # request at 1/10/100 services, and the one-hour serving trace with default outputs (wall
 # time, CPU time, peak RSS). Needs valgrind and /usr/bin/time.
 #
-# Usage: experiments/bench/perf_report.sh BUILD_DIR OUT_DIR [--hour]
+# Usage: [BASE_BUILD=CHECKOUT] experiments/bench/perf_report.sh BUILD_DIR OUT_DIR [--hour]
 #   BUILD_DIR  a Release build (e.g. build-no-cuda), with benchmarks
 #   OUT_DIR    a new folder (never replaced) for raw outputs; result files of the serving
 #              runs are written there and removed after measuring (tens of GB for an hour)
@@ -27,10 +27,20 @@ log() { echo "== $*" | tee -a "$out/report.txt"; }
 log "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -n) $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 log "commit $(git rev-parse --short=12 HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')"
 
+filter='LongTimeSlicing|DefaultExperiment_(TimeSlicing|PipeSwitch|InferenceFirstPerLayer|Mps)'
+# BASE_BUILD=DIR: an older build's bench_simulation runs first, in the same session, so the
+# before/after ratio comes from one run on one machine.
+if [[ -n "${BASE_BUILD:-}" ]]; then
+  log "BEFORE: $BASE_BUILD ($(git -C "$BASE_BUILD" rev-parse --short=12 HEAD 2>/dev/null || echo unknown))"
+  "$BASE_BUILD/build-no-cuda/experiments/bench_simulation" --benchmark_min_time=1 \
+    --benchmark_filter="$filter" | tee -a "$out/report.txt"
+fi
 log "simulation core: bench_simulation (CPU-time rates; ref_ratio = reference events/s / gpumux events/s, same process)"
-"$build/experiments/bench_simulation" --benchmark_min_time=1 \
-  --benchmark_filter='LongTimeSlicing|DefaultExperiment_(TimeSlicing|PipeSwitch|InferenceFirstPerLayer|Mps)' \
+"$build/experiments/bench_simulation" --benchmark_min_time=1 --benchmark_filter="$filter" \
   | tee -a "$out/report.txt"
+
+log "event queue: bench_event_queue"
+"$build/experiments/bench_event_queue" --benchmark_min_time=0.5 | tee -a "$out/report.txt"
 
 log "writers: bench_events_writer"
 "$build/experiments/bench_events_writer" --benchmark_min_time=0.5 | tee -a "$out/report.txt"
