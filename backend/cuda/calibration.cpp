@@ -43,8 +43,8 @@
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
+#include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
 #include "gpumux/device_profile.hpp"
@@ -480,11 +480,13 @@ int run_calibration_on_gpu(const CalibrationOptions& options) {
       throw Error("--out: cannot write " + tmp.string() + ": " + std::strerror(err));
     }
   }
-  (void)load_device_profile(tmp);  // the simulator must be able to read it, before it replaces anything
+  (void)load_device_profile(
+      tmp);  // the simulator must be able to read it, before it replaces anything
   if (!options.replace && fs::exists(fs::symlink_status(options.out_file, ec))) {
     throw Error("--out: " + options.out_file.string() +
                 ": a file appeared there during calibration; it was kept, and the new profile is "
-                "in " + tmp.string());
+                "in " +
+                tmp.string());
   }
   fs::rename(tmp, options.out_file, ec);
   if (ec) {
