@@ -134,7 +134,7 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
       // A start not yet reported (same evaluation) is withdrawn: the op never started.
       for (std::size_t i = delivering_ + 1; i < notices_.size(); ++i) {
         Notice& n = notices_[i];
-        if (n.kind == Notice::Kind::Started && n.record.op == op.spec.id) {
+        if (n.kind == Notice::Kind::Started && n.op == op.spec.id) {
           n.kind = Notice::Kind::Void;
         }
       }
@@ -197,6 +197,7 @@ void SimDevice::evaluate() {
     ~Reset() {
       d.in_evaluate_ = false;
       d.notices_.clear();
+      d.finished_.clear();
       d.delivering_ = 0;
     }
   } reset{*this};
@@ -313,10 +314,7 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     if (op.phase == Phase::Setup) {
       if (op.phase_end_ns > now) return;
       op.started_ns = now;
-      Notice& n = notices_.emplace_back();
-      n.kind = Notice::Kind::Started;
-      n.when_ns = now;
-      n.record.op = op.spec.id;
+      notices_.push_back({Notice::Kind::Started, op.spec.id, 0, now, {}});
       switch (op.spec.kind) {
         case OpKind::Host:
           op.phase = Phase::Running;
@@ -364,10 +362,9 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     const bool done = op.resource == Resource::None ? op.phase_end_ns <= now
                                                     : (op.remaining <= 0.0 || op.finish_ns <= now);
     if (!done) return;
-    Notice& n = notices_.emplace_back();
-    n.kind = Notice::Kind::Finished;
-    n.when_ns = now;
-    n.record = make_record(op, OpStatus::Ok, now);
+    notices_.push_back(
+        {Notice::Kind::Finished, op.spec.id, static_cast<std::int64_t>(finished_.size()), now, {}});
+    finished_.push_back(make_record(op, OpStatus::Ok, now));
     s.issued.pop_front();
     queues_.release(o);
     issue(s);
@@ -414,18 +411,19 @@ void SimDevice::begin_switch(std::uint32_t target, TimeNs now) {
   switching_ = true;
   switch_target_ = target;
   switch_end_ns_ = add_saturated(now, profile_.context_switch_ns);
-  notices_.push_back(Notice{Notice::Kind::Note, "context_switch", target, now, {}});
+  notices_.push_back({Notice::Kind::Note, OpId{}, target, now, "context_switch"});
 }
 
 void SimDevice::give_gpu(std::uint32_t tsg, TimeNs now) {
   loaded_ = tsg;
   slice_start_ns_ = now;
-  notices_.push_back(Notice{Notice::Kind::Note, "timeslice", tsg, now, {}});
+  notices_.push_back({Notice::Kind::Note, OpId{}, tsg, now, "timeslice"});
 }
 
 void SimDevice::deliver_notices() {
   if (observer_ == nullptr) {  // detached mid-run: nobody to tell
     notices_.clear();
+    finished_.clear();
     return;
   }
   bool finished_any = false;
@@ -435,11 +433,11 @@ void SimDevice::deliver_notices() {
     const Notice& n = notices_[delivering_];
     switch (n.kind) {
       case Notice::Kind::Started:
-        observer_->on_op_started(n.record.op, n.when_ns);
+        observer_->on_op_started(n.op, n.when_ns);
         break;
       case Notice::Kind::Finished:
         finished_any = true;
-        observer_->on_op_finished(n.record);
+        observer_->on_op_finished(finished_[static_cast<std::size_t>(n.value)]);
         break;
       case Notice::Kind::Note:
         observer_->on_device_note(id_, n.when_ns, n.what, n.value);
@@ -449,6 +447,7 @@ void SimDevice::deliver_notices() {
     }
   }
   notices_.clear();
+  finished_.clear();
   delivering_ = 0;
   // An op of this device may wait for one that just finished here. The heads are as the pass
   // left them unless an observer changed them, and a change already set dirty_.

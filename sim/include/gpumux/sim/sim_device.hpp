@@ -134,12 +134,14 @@ class SimDevice final : public Device {
     std::uint32_t tsg = 0;
   };
 
+  // Small and built field by field (no zero-filled OpRecord per start): a finished op's
+  // record lives in finished_, at index `value`.
   struct Notice {
     enum class Kind : std::uint8_t { Started, Finished, Note, Void } kind;
+    OpId op;             ///< Started, Finished
+    std::int64_t value;  ///< Note: the value; Finished: index into finished_
+    TimeNs when_ns;
     std::string_view what;  ///< Note (a literal)
-    std::int64_t value = 0;
-    TimeNs when_ns = 0;
-    OpRecord record;  ///< Started: record.op only
   };
 
   [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
@@ -193,7 +195,8 @@ class SimDevice final : public Device {
   bool in_evaluate_ = false;
   bool dirty_ = false;
   std::vector<Notice> notices_;
-  std::size_t delivering_ = 0;  ///< index of the notice being delivered
+  std::vector<OpRecord> finished_;  ///< records of the Finished notices in notices_
+  std::size_t delivering_ = 0;      ///< index of the notice being delivered
 
   // time slicing (GPU)
   std::int64_t loaded_ = -1;  ///< TSG holding (or last holding) the GPU; -1 before the first
