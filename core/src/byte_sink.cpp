@@ -13,6 +13,43 @@ void OstreamSink::write(const char* data, std::size_t n) {
   out_.write(data, static_cast<std::streamsize>(n));
 }
 
+void OutBuf::put_json_chars(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : s) {
+    switch (c) {
+      case '\b':
+        put(std::string_view("\\b"));
+        break;
+      case '\t':
+        put(std::string_view("\\t"));
+        break;
+      case '\n':
+        put(std::string_view("\\n"));
+        break;
+      case '\f':
+        put(std::string_view("\\f"));
+        break;
+      case '\r':
+        put(std::string_view("\\r"));
+        break;
+      case '"':
+        put(std::string_view("\\\""));
+        break;
+      case '\\':
+        put(std::string_view("\\\\"));
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          const auto u = static_cast<unsigned char>(c);
+          const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 15]};
+          put(std::string_view(esc, sizeof esc));
+        } else {
+          put(c);
+        }
+    }
+  }
+}
+
 void OutBuf::put_shortest(double v) {
   reserve(32);
   pos_ = static_cast<std::size_t>(std::to_chars(buf_.get() + pos_, buf_.get() + kCapacity, v).ptr -

@@ -14,49 +14,9 @@ constexpr int kJobsPid = 1000;
 
 using namespace std::string_view_literals;
 
-/// A JSON string's characters as nlohmann::json::dump writes them (ensure_ascii off): short
-/// escapes for \b \t \n \f \r " and backslash, \u00xx for other control bytes, everything
-/// else as is. Without the quotes, so a name can be built in pieces without a std::string.
-void put_json_chars(OutBuf& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (char c : s) {
-    switch (c) {
-      case '\b':
-        out.put("\\b"sv);
-        break;
-      case '\t':
-        out.put("\\t"sv);
-        break;
-      case '\n':
-        out.put("\\n"sv);
-        break;
-      case '\f':
-        out.put("\\f"sv);
-        break;
-      case '\r':
-        out.put("\\r"sv);
-        break;
-      case '"':
-        out.put("\\\""sv);
-        break;
-      case '\\':
-        out.put("\\\\"sv);
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          const auto u = static_cast<unsigned char>(c);
-          const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 15]};
-          out.put(std::string_view(esc, sizeof esc));
-        } else {
-          out.put(c);
-        }
-    }
-  }
-}
-
 void put_json_string(OutBuf& out, std::string_view s) {
   out.put('"');
-  put_json_chars(out, s);
+  out.put_json_chars(s);
   out.put('"');
 }
 
@@ -145,7 +105,7 @@ void ChromeTraceWriter::on_event(const Event& e) {
       out_.put(",\"name\":"sv);
       // "<job> <purpose>": the job's name escaped, then the (plain) purpose.
       out_.put('"');
-      put_json_chars(out_, e.job < jobs_.size() ? std::string_view(jobs_[e.job].name) : "system"sv);
+      out_.put_json_chars(e.job < jobs_.size() ? std::string_view(jobs_[e.job].name) : "system"sv);
       out_.put(' ');
       out_.put(to_string(e.purpose));
       out_.put('"');
@@ -199,7 +159,7 @@ void ChromeTraceWriter::on_event(const Event& e) {
       out_.put("{\"name\":\""sv);
       out_.put(to_string(e.kind));
       out_.put(' ');
-      put_json_chars(out_, e.label);
+      out_.put_json_chars(e.label);
       out_.put('"');
       out_.put(",\"ph\":\"i\",\"pid\":"sv);
       out_.put_int(e.kind == EventKind::DeviceNote ? static_cast<int>(e.device) : kJobsPid);

@@ -14,32 +14,8 @@ bool is_op_event(EventKind k) {
 }
 
 void put_escaped(OutBuf& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out.put('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out.put(std::string_view("\\\""));
-        break;
-      case '\\':
-        out.put(std::string_view("\\\\"));
-        break;
-      case '\n':
-        out.put(std::string_view("\\n"));
-        break;
-      case '\t':
-        out.put(std::string_view("\\t"));
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          const auto u = static_cast<unsigned char>(c);
-          const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 15]};
-          out.put(std::string_view(esc, sizeof esc));
-        } else {
-          out.put(c);
-        }
-    }
-  }
+  out.put_json_chars(s);
   out.put('"');
 }
 

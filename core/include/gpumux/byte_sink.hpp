@@ -74,6 +74,10 @@ class OutBuf {
     pos_ = static_cast<std::size_t>(
         std::to_chars(buf_.get() + pos_, buf_.get() + kCapacity, v).ptr - buf_.get());
   }
+  /// The characters of a JSON string as nlohmann::json::dump writes them (short escapes for
+  /// \b \t \n \f \r " and backslash, \u00xx for other control bytes, the rest as is),
+  /// without the quotes, so a string can be written in pieces. Both writers use it.
+  void put_json_chars(std::string_view s);
   /// `v` formatted as std::to_chars's shortest round-trip form (events.jsonl's "value").
   void put_shortest(double v);
   /// `v` formatted exactly as nlohmann::json::dump formats a double ("1000.0", "1.5e-05",
