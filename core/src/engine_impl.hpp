@@ -128,6 +128,11 @@ class EngineImpl final : public DeviceObserver, public Context {
     check_job(job, "persistent_bytes");
     return progress::persistent_bytes(states_[index_of(job)]);
   }
+  [[nodiscard]] bool fits(JobId job, DeviceId device) const override {
+    check_job(job, "fits");
+    check_device(device, "fits");
+    return placement_.fits(states_[index_of(job)], device);
+  }
   [[nodiscard]] std::mt19937_64& rng() noexcept override { return rng_; }
 
   // Context: commands (engine_commands.cpp)
