@@ -71,18 +71,15 @@ void Placement::release_load(JobState& s, DeviceId device, std::size_t allocatio
   res.bytes -= a.bytes;
 }
 
-void Placement::ensure_activations(JobState& s, DeviceId device) {
+void Placement::allocate_activations(JobState& s, DeviceId device) {
   auto& res = s.residency[index_of(device)];
-  if (res.activations.valid() || !is_gpu(device)) return;
   res.activations = allocate(s, device, progress::ephemeral_bytes(s), "activations");
 }
 
-void Placement::release_activations(JobState& s, DeviceId device) {
+void Placement::free_activations(JobState& s, DeviceId device) {
   auto& res = s.residency[index_of(device)];
-  if (res.activations.valid()) {
-    release(s.id, device, res.activations, "activations");
-    res.activations = Allocation{};
-  }
+  release(s.id, device, res.activations, "activations");
+  res.activations = Allocation{};
 }
 
 void Placement::release_weights(JobState& s, DeviceId device) {

@@ -45,9 +45,15 @@ class Placement {
   void place_state(JobState& s, DeviceId device);
   /// Releases the allocation a load made (the load never happened).
   void release_load(JobState& s, DeviceId device, std::size_t allocation);
-  /// Activations for the unit being dispatched, if not held yet.
-  void ensure_activations(JobState& s, DeviceId device);
-  void release_activations(JobState& s, DeviceId device);
+  /// Activations for the unit being dispatched, if not held yet (inline: once per dispatch).
+  void ensure_activations(JobState& s, DeviceId device) {
+    const auto& res = s.residency[index_of(device)];
+    if (res.activations.valid() || !is_gpu(device)) return;
+    allocate_activations(s, device);
+  }
+  void release_activations(JobState& s, DeviceId device) {
+    if (s.residency[index_of(device)].activations.valid()) free_activations(s, device);
+  }
   /// Releases every weight allocation; every layer becomes absent.
   void release_weights(JobState& s, DeviceId device);
   /// The job loses its state on `device` at once; the memory returns to the pool `reap_ns`
@@ -55,6 +61,8 @@ class Placement {
   void abandon(JobState& s, DeviceId device, DurationNs reap_ns);
 
  private:
+  void allocate_activations(JobState& s, DeviceId device);
+  void free_activations(JobState& s, DeviceId device);
   Allocation allocate(const JobState& s, DeviceId device, std::uint64_t bytes,
                       std::string_view what);
   void release(JobId job, DeviceId device, const Allocation& a, std::string_view what);
