@@ -109,6 +109,11 @@ class Context {
   /// Device memory a job needs while a unit runs (activations), and to hold its state.
   [[nodiscard]] virtual std::uint64_t ephemeral_bytes(JobId job) const = 0;
   [[nodiscard]] virtual std::uint64_t persistent_bytes(JobId job) const = 0;
+  /// Whether what the job does not yet hold on `device` (its absent layers' state and its
+  /// activations) fits in one free block of the device's memory now, as the engine's
+  /// placement sees it. Sufficient, not necessary: two allocations may still fit in two
+  /// smaller blocks. Always true on a CPU.
+  [[nodiscard]] virtual bool fits(JobId job, DeviceId device) const = 0;
   [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
 
   // ---- commands --------------------------------------------------------------------------
