@@ -22,7 +22,7 @@ namespace gpumux {
 namespace {
 
 constexpr JobId kSystemJob{0xffffffffu};
-constexpr std::uint64_t kAlign = 256;
+constexpr std::uint64_t kAlign = kAllocationAlignBytes;
 
 std::string job_label(const JobSpec& spec) {
   return "'" + spec.name + "'";
@@ -79,9 +79,14 @@ class EngineImpl final : public DeviceObserver, public Context {
     return costs_[index_of(id)];
   }
   [[nodiscard]] std::span<const JobId> arrived_jobs() const noexcept override { return arrived_; }
-  [[nodiscard]] const JobState& job(JobId id) const override {
+  [[nodiscard]] std::span<const DeviceId> gpus() const noexcept override { return gpus_; }
+  [[nodiscard]] JobView job(JobId id) const override {
     check_job(id, "job");
-    return states_[index_of(id)];
+    return JobView(states_[index_of(id)]);
+  }
+  [[nodiscard]] std::uint32_t ops_in_flight(JobId id, DeviceId device) const override {
+    check_device(device, "ops_in_flight");
+    return job(id).ops_in_flight(device);
   }
   [[nodiscard]] MemoryStats memory(DeviceId id) const override {
     check_device(id, "memory");
@@ -269,6 +274,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   const ModelCatalog& models_;
   EngineOptions options_;
   std::vector<Device*> devices_;
+  std::vector<DeviceId> gpus_;  // the GPU devices, in order (Context::gpus)
   std::vector<CostModel> costs_;
   mutable std::vector<OpCostMemo> cost_memos_;  // per device, over costs_ (dispatch hot path)
   std::vector<std::unique_ptr<BestFitPool>> memory_;
@@ -343,6 +349,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
   // One warm context per device (ContextId == device index).
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     contexts_.push_back({DeviceId{static_cast<std::uint16_t>(d)}, {}, {}, false});
+    if (is_gpu(contexts_.back().device)) gpus_.push_back(contexts_.back().device);
     devices_[d]->add_context(ContextId{static_cast<std::uint32_t>(d)}, {});
   }
 }
