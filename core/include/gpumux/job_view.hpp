@@ -28,7 +28,8 @@ class ResidencyView {
   [[nodiscard]] Residency layer(std::uint32_t layer) const { return r_->layers.at(layer); }
   [[nodiscard]] std::size_t absent_layers() const noexcept { return r_->absent; }
   [[nodiscard]] std::size_t loading_layers() const noexcept { return r_->loading; }
-  /// Bytes of weights/state held on the device (activations not included).
+  /// Bytes of weights/state held on the device, as allocated (rounded; activations not
+  /// included).
   [[nodiscard]] std::uint64_t bytes() const noexcept { return r_->bytes; }
   /// The job's unfinished ops on this device.
   [[nodiscard]] std::uint32_t ops_in_flight() const noexcept { return r_->ops_in_flight; }
@@ -113,7 +114,7 @@ class JobView {
   [[nodiscard]] bool resident_or_loading(DeviceId device, LayerRange range) const {
     return s_->resident_or_loading(device, range);
   }
-  /// Bytes of weights/state held on `device`.
+  /// Bytes of weights/state held on `device`, as allocated.
   [[nodiscard]] std::uint64_t resident_bytes(DeviceId device) const {
     return s_->resident_bytes(device);
   }
