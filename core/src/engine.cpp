@@ -85,8 +85,9 @@ class EngineImpl final : public DeviceObserver, public Context {
     return JobView(states_[index_of(id)]);
   }
   [[nodiscard]] std::uint32_t ops_in_flight(JobId id, DeviceId device) const override {
+    check_job(id, "ops_in_flight");
     check_device(device, "ops_in_flight");
-    return job(id).ops_in_flight(device);
+    return JobView(states_[index_of(id)]).ops_in_flight(device);
   }
   [[nodiscard]] MemoryStats memory(DeviceId id) const override {
     check_device(id, "memory");
