@@ -59,6 +59,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
   // One warm context per device (ContextId == device index).
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     contexts_.push_back({DeviceId{static_cast<std::uint16_t>(d)}, {}, {}, false});
+    if (is_gpu(contexts_.back().device)) gpus_.push_back(contexts_.back().device);
     devices_[d]->add_context(ContextId{static_cast<std::uint32_t>(d)}, {});
   }
 }

@@ -71,9 +71,15 @@ class EngineImpl final : public DeviceObserver, public Context {
   [[nodiscard]] std::span<const JobId> arrived_jobs() const noexcept override {
     return sources_.arrived();
   }
-  [[nodiscard]] const JobState& job(JobId id) const override {
+  [[nodiscard]] std::span<const DeviceId> gpus() const noexcept override { return gpus_; }
+  [[nodiscard]] JobView job(JobId id) const override {
     check_job(id, "job");
-    return states_[index_of(id)];
+    return JobView(states_[index_of(id)]);
+  }
+  [[nodiscard]] std::uint32_t ops_in_flight(JobId id, DeviceId device) const override {
+    check_job(id, "ops_in_flight");
+    check_device(device, "ops_in_flight");
+    return JobView(states_[index_of(id)]).ops_in_flight(device);
   }
   [[nodiscard]] MemoryStats memory(DeviceId id) const override {
     check_device(id, "memory");
@@ -205,6 +211,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   const ModelCatalog& models_;
   EngineOptions options_;
   std::vector<Device*> devices_;
+  std::vector<DeviceId> gpus_;  // the GPU devices, in order (Context::gpus)
   std::vector<CostModel> costs_;
   mutable std::vector<OpCostMemo> cost_memos_;  // per device, over costs_ (dispatch hot path)
 

@@ -10,7 +10,7 @@ namespace gpumux {
 namespace {
 
 std::uint64_t aligned(std::uint64_t bytes) {
-  return (bytes + Placement::kAlign - 1) / Placement::kAlign * Placement::kAlign;
+  return round_to_allocation(bytes);
 }
 
 }  // namespace

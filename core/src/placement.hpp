@@ -23,8 +23,8 @@ namespace gpumux {
 
 class Placement {
  public:
-  /// Alignment of every allocation (what the CUDA allocator guarantees).
-  static constexpr std::uint64_t kAlign = 256;
+  /// Alignment of every allocation (what the CUDA allocator guarantees; memory.hpp).
+  static constexpr std::uint64_t kAlign = kAllocationAlignBytes;
 
   Placement(const std::vector<Device*>& devices, Runtime& runtime, EngineEvents& events);
 

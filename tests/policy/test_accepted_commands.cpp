@@ -67,7 +67,7 @@ class AcceptedCommands final : public Policy {
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
-    const std::uint32_t n = ctx.job(job).model->layer_count();
+    const std::uint32_t n = ctx.job(job).model().layer_count();
     if (job == kSvc && g_scenario == Scenario::EvictNothing) {
       ++g_probes;
       INFO("evict of a job with nothing on the device");

@@ -67,6 +67,9 @@ class InvalidCommands final : public Policy {
     refused(ctx, "load_bytes(unknown job)", [&] { (void)ctx.load_bytes(kUnknownJob, {0, 1}); });
     refused(ctx, "ephemeral_bytes(unknown job)", [&] { (void)ctx.ephemeral_bytes(kUnknownJob); });
     refused(ctx, "persistent_bytes(unknown job)", [&] { (void)ctx.persistent_bytes(kUnknownJob); });
+    refused(ctx, "ops_in_flight(unknown job)", [&] { (void)ctx.ops_in_flight(kUnknownJob, kGpu); });
+    refused(ctx, "ops_in_flight(unknown device)",
+            [&] { (void)ctx.ops_in_flight(kTrain, kUnknownDevice); });
 
     // Contexts, streams and timers.
     refused(ctx, "create_context(unknown device)",
@@ -108,7 +111,7 @@ class InvalidCommands final : public Policy {
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
-    const std::uint32_t n = ctx.job(job).model->layer_count();
+    const std::uint32_t n = ctx.job(job).model().layer_count();
     if (job == kSvc) {
       (void)ctx.load(kSvc, copy_, {0, n});
       refused(ctx, "dispatch(no pending request)", [&] { ctx.dispatch(kSvc, svc_stream_); });
@@ -212,10 +215,10 @@ ExperimentResult run_probe(bool probe) {
 TEST_CASE("every invalid command is refused with PolicyError and the engine stays usable",
           "[engine]") {
   const ExperimentResult with_probes = run_probe(true);
-  // 17 queries, 7 context/stream/timer commands, 12 on jobs not arrived, 24 at the training
+  // 19 queries, 7 context/stream/timer commands, 12 on jobs not arrived, 24 at the training
   // job's arrival, 1 at the service's, 1 per request, 6 after the job finished, 1 per timer,
   // 1 when all iterations are dispatched: every probe ran.
-  CHECK(g_refused == 17 + 7 + 12 + 24 + 1 + 1 + 6 + 1 + 1);
+  CHECK(g_refused == 19 + 7 + 12 + 24 + 1 + 1 + 6 + 1 + 1);
   CHECK(g_timer_fired == 1);
   CHECK(g_timer_tag == 2);  // the cancelled timer never fires
   CHECK(with_probes.run.jobs_finished == 2);
