@@ -259,7 +259,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   void ensure_activations(JobState& s, DeviceId device);
 
   void complete_unit(JobState& s, const OpRecord& r);
-  void finish_job(JobState& s, std::string_view how);
+  void finish_job(JobState& s, EndReason why, std::optional<std::string_view> detail = {});
   void rewind(JobState& s, const OpInfo& info, bool lose_unit);
   bool is_gpu(DeviceId d) const { return devices_[index_of(d)]->profile().kind == DeviceKind::Gpu; }
 
@@ -377,7 +377,8 @@ RunResult EngineImpl::run() {
       e.kind = EventKind::JobEnd;
       e.job = raw(s.id);
       const bool cut = options_.horizon_ns != kTimeNever && runtime_.now() >= options_.horizon_ns;
-      e.label = log_.intern(cut ? "horizon" : "unfinished: no work left to run");
+      e.label = log_.intern(cut ? end_label(EndReason::Horizon)
+                                : end_label(EndReason::Unfinished, "no work left to run"));
       emit(e);
     }
   }
@@ -605,7 +606,7 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r) {
     e.a = static_cast<std::int64_t>(s.iterations_done);
     emit(e);
     if (s.iterations_done >= s.spec->iterations) {
-      finish_job(s, "finished");
+      finish_job(s, EndReason::Finished);
     } else {
       queue_hook({Hook::Kind::IterationEnd, s.id, {}, r, {}, 0});
     }
@@ -638,14 +639,14 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r) {
       more = s.requests_done < s.spec->requests_ns.size();
     }
     queue_hook({Hook::Kind::RequestComplete, s.id, req, r, {}, 0});
-    if (!more) finish_job(s, "finished");
+    if (!more) finish_job(s, EndReason::Finished);
   }
   // Activations are released when nothing further of the job is dispatched.
   if (!s.done() && s.dispatched == s.completed) release_activations(s, r.device);
 }
 
-void EngineImpl::finish_job(JobState& s, std::string_view how) {
-  s.phase = how == "finished" ? JobPhase::Finished : JobPhase::Rejected;
+void EngineImpl::finish_job(JobState& s, EndReason why, std::optional<std::string_view> detail) {
+  s.phase = why == EndReason::Finished ? JobPhase::Finished : JobPhase::Rejected;
   s.finish_ns = runtime_.now();
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const DeviceId dev{static_cast<std::uint16_t>(d)};
@@ -656,7 +657,7 @@ void EngineImpl::finish_job(JobState& s, std::string_view how) {
   Event e;
   e.kind = EventKind::JobEnd;
   e.job = raw(s.id);
-  e.label = log_.intern(how);
+  e.label = log_.intern(end_label(why, detail));
   emit(e);
   if (s.phase == JobPhase::Finished) queue_hook({Hook::Kind::JobFinish, s.id, {}, {}, {}, 0});
 }
@@ -1266,7 +1267,7 @@ void EngineImpl::reject(JobId job, std::string_view reason) {
   JobState& s = active_job(job, "reject");
   for (Device* d : devices_) d->abort(job);
   s.has_last_op = false;
-  finish_job(s, "rejected: " + std::string(reason));
+  finish_job(s, EndReason::Rejected, reason);
 }
 
 void EngineImpl::record(std::string_view metric, double value) {

@@ -37,11 +37,11 @@ std::optional<EndReason> parse_end_reason(std::string_view label) noexcept {
   return std::nullopt;
 }
 
-std::string end_label(EndReason r, std::string_view detail) {
+std::string end_label(EndReason r, std::optional<std::string_view> detail) {
   std::string s(to_string(r));
-  if (!detail.empty()) {
+  if (detail) {
     s += ": ";
-    s += detail;
+    s += *detail;
   }
   return s;
 }
@@ -51,13 +51,6 @@ std::string_view to_string(DeviceNoteKind k) noexcept {
     if (v == k) return name;
   }
   return "?";
-}
-
-std::optional<DeviceNoteKind> device_note_of(const Event& e) noexcept {
-  for (const auto& [v, name] : kDeviceNoteNames) {
-    if (name == e.label) return v;
-  }
-  return std::nullopt;
 }
 
 std::string_view to_string(OpKind k) noexcept {

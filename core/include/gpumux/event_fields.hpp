@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 
 #include "gpumux/events.hpp"
@@ -196,7 +197,13 @@ struct JobEndView {
 }
 
 /// The note a DeviceNote event carries, if it is one the table names.
-[[nodiscard]] std::optional<DeviceNoteKind> device_note_of(const Event& e) noexcept;
+[[nodiscard]] inline std::optional<DeviceNoteKind> device_note_of(const Event& e) noexcept {
+  static_assert(event_fields_detail::slot_of(EventKind::DeviceNote, "note") == Slot::Label);
+  for (const auto& [v, name] : kDeviceNoteNames) {
+    if (name == e.label) return v;
+  }
+  return std::nullopt;
+}
 
 /// A PolicyMetric event's metric name and sample.
 [[nodiscard]] inline std::string_view metric_name_of(const Event& e) {

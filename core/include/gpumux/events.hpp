@@ -63,8 +63,9 @@ inline constexpr std::array<std::pair<EndReason, std::string_view>, 4> kEndReaso
 /// The reason named by a JobEnd label ("<reason>" or "<reason>: <detail>"); nullopt if the
 /// label names none.
 [[nodiscard]] std::optional<EndReason> parse_end_reason(std::string_view label) noexcept;
-/// The JobEnd label for a reason and an optional detail.
-[[nodiscard]] std::string end_label(EndReason r, std::string_view detail = {});
+/// The JobEnd label: the reason's name, then ": <detail>" when a detail is given (even an
+/// empty one: a rejection without a reason is "rejected: ").
+[[nodiscard]] std::string end_label(EndReason r, std::optional<std::string_view> detail = {});
 
 /// What a DeviceNote says. Devices pass the note's name as text (device.hpp); these are the
 /// notes the summary counts.
