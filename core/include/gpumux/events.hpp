@@ -21,24 +21,26 @@
 
 namespace gpumux {
 
+/// What happened. What Event's members hold for each kind, and their keys in events.jsonl, is
+/// the kind's field table (kEventLayouts, event_fields.hpp); read them through its accessors.
 enum class EventKind : std::uint8_t {
-  RunStart,        ///< a = number of jobs
-  JobArrival,      ///< job
-  RequestArrival,  ///< job, a = request id
-  OpSubmit,        ///< op fields
-  OpStart,         ///< op fields
-  OpEnd,           ///< op fields, status; a = started_ns
-  RequestEnd,      ///< job, a = request id, b = latency ns
-  IterationEnd,    ///< job, a = iteration ordinal (1-based)
-  JobEnd,          ///< job, label = end_label(EndReason, detail)
-  Alloc,           ///< device, job, a = bytes, b = offset, label = purpose
-  Free,            ///< device, job, a = bytes, b = offset
-  ContextCreate,   ///< device, a = context id, b = start cost ns, label = "mps" | "exclusive"
-  Preempt,         ///< job, a = ops dropped, label = mode
-  Migrate,         ///< job, device = destination, a = bytes
-  PolicyMetric,    ///< label = metric name, value = sample
-  DeviceNote,      ///< device, label = what (e.g. "timeslice"), a = value
-  RunEnd           ///< a = events executed by the runtime
+  RunStart,        ///< the run begins
+  JobArrival,      ///< a job arrives
+  RequestArrival,  ///< a request of a service arrives
+  OpSubmit,        ///< an op is handed to its device
+  OpStart,         ///< an op starts on its device
+  OpEnd,           ///< an op ends: ran, dropped or aborted
+  RequestEnd,      ///< a request is served
+  IterationEnd,    ///< a training iteration completes
+  JobEnd,          ///< a job ends (EndReason)
+  Alloc,           ///< device memory is placed for a job
+  Free,            ///< device memory of a job is released
+  ContextCreate,   ///< a device context is created
+  Preempt,         ///< a job's queued or running ops are dropped
+  Migrate,         ///< a job's state moves to another device
+  PolicyMetric,    ///< a policy records a sample
+  DeviceNote,      ///< a device reports something (DeviceNoteKind)
+  RunEnd           ///< the run ends
 };
 inline constexpr std::size_t kEventKindCount = static_cast<std::size_t>(EventKind::RunEnd) + 1;
 /// The kind's name in events.jsonl ("ev"), from the field table (event_fields.hpp).
