@@ -4,6 +4,7 @@
 // and GBs of memory).
 #include <string>
 
+#include "gpumux/event_fields.hpp"
 #include "gpumux/event_writers.hpp"
 
 namespace gpumux {
@@ -87,7 +88,8 @@ void ChromeTraceWriter::name_job_thread(std::uint32_t job) {
 void ChromeTraceWriter::on_event(const Event& e) {
   switch (e.kind) {
     case EventKind::OpEnd: {
-      if (e.a >= e.t_ns && e.status != OpStatus::Ok) break;
+      const TimeNs started = op_started_ns(e);
+      if (started >= e.t_ns && e.status != OpStatus::Ok) break;
       name_thread(e.device, e.stream, "stream "sv, e.stream);
       begin_object();
       out_.put("{\"args\":{\"layers\":["sv);
@@ -101,7 +103,7 @@ void ChromeTraceWriter::on_event(const Event& e) {
       out_.put("\"},\"cat\":\""sv);
       out_.put(to_string(e.op_kind));
       out_.put("\",\"dur\":"sv);
-      put_us(e.t_ns - e.a);
+      put_us(e.t_ns - started);
       out_.put(",\"name\":"sv);
       // "<job> <purpose>": the job's name escaped, then the (plain) purpose.
       out_.put('"');
@@ -114,7 +116,7 @@ void ChromeTraceWriter::on_event(const Event& e) {
       out_.put(",\"tid\":"sv);
       out_.put_int(e.stream);
       out_.put(",\"ts\":"sv);
-      put_us(e.a);
+      put_us(started);
       out_.put('}');
       break;
     }
@@ -123,13 +125,13 @@ void ChromeTraceWriter::on_event(const Event& e) {
         name_job_thread(e.job);
         begin_object();
         out_.put("{\"cat\":\"request\",\"dur\":"sv);
-        put_us(e.b);
+        put_us(request_latency_ns(e));
         out_.put(",\"name\":\"request "sv);
-        out_.put_int(e.a);
+        out_.put_int(request_of(e));
         out_.put("\",\"ph\":\"X\",\"pid\":1000,\"tid\":"sv);
         out_.put_int(e.job);
         out_.put(",\"ts\":"sv);
-        put_us(e.t_ns - e.b);
+        put_us(e.t_ns - request_latency_ns(e));
         out_.put('}');
       }
       break;
@@ -142,7 +144,7 @@ void ChromeTraceWriter::on_event(const Event& e) {
           out_.put("{\"cat\":\"iteration\",\"dur\":"sv);
           put_us(e.t_ns - start);
           out_.put(",\"name\":\"iteration "sv);
-          out_.put_int(e.a);
+          out_.put_int(iteration_of(e));
           out_.put("\",\"ph\":\"X\",\"pid\":1000,\"tid\":"sv);
           out_.put_int(e.job);
           out_.put(",\"ts\":"sv);

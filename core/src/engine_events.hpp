@@ -8,10 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "gpumux/end_reason.hpp"
 #include "gpumux/event_stream.hpp"
 #include "gpumux/events.hpp"
 #include "gpumux/memory.hpp"
@@ -55,11 +55,11 @@ class EngineEvents {
     Event e;
     e.kind = EventKind::JobEnd;
     e.job = raw(job);
-    if (reason == EndReason::Rejected) {
-      e.label = stream_.intern(std::string(to_string(reason)) + ": " + std::string(detail));
-    } else {
-      e.label = stream_.intern(to_string(reason));
-    }
+    // A rejection carries the policy's reason; a run that ran out of work says so.
+    std::optional<std::string_view> why;
+    if (reason == EndReason::Rejected) why = detail;
+    if (reason == EndReason::Unfinished) why = "no work left to run";
+    e.label = stream_.intern(end_label(reason, why));
     emit(e);
   }
   void request_arrival(JobId job, RequestId request) {

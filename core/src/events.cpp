@@ -1,54 +1,54 @@
-// Event kinds' names and reading events.jsonl back. The writer (fields in a fixed order,
-// integer times, so identical runs give byte-identical files) is event_jsonl_writer.cpp.
+// Event kinds', end reasons' and device notes' names, and reading events.jsonl back through
+// the kinds' field tables (event_fields.hpp). The writer (fields in a fixed order, integer
+// times, so identical runs give byte-identical files) is event_jsonl_writer.cpp.
 #include "gpumux/events.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/event_fields.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
 
 std::string_view to_string(EventKind k) noexcept {
-  switch (k) {
-    case EventKind::RunStart:
-      return "run_start";
-    case EventKind::JobArrival:
-      return "job_arrival";
-    case EventKind::RequestArrival:
-      return "request_arrival";
-    case EventKind::OpSubmit:
-      return "op_submit";
-    case EventKind::OpStart:
-      return "op_start";
-    case EventKind::OpEnd:
-      return "op_end";
-    case EventKind::RequestEnd:
-      return "request_end";
-    case EventKind::IterationEnd:
-      return "iteration_end";
-    case EventKind::JobEnd:
-      return "job_end";
-    case EventKind::Alloc:
-      return "alloc";
-    case EventKind::Free:
-      return "free";
-    case EventKind::ContextCreate:
-      return "context_create";
-    case EventKind::Preempt:
-      return "preempt";
-    case EventKind::Migrate:
-      return "migrate";
-    case EventKind::PolicyMetric:
-      return "metric";
-    case EventKind::DeviceNote:
-      return "device_note";
-    case EventKind::RunEnd:
-      return "run_end";
+  const auto i = static_cast<std::size_t>(k);
+  return i < kEventLayouts.size() ? kEventLayouts[i].name : "?";
+}
+
+std::string_view to_string(EndReason r) noexcept {
+  for (const auto& [v, name] : kEndReasonNames) {
+    if (v == r) return name;
+  }
+  return "?";
+}
+
+std::optional<EndReason> parse_end_reason(std::string_view label) noexcept {
+  const std::string_view head = label.substr(0, label.find(": "));
+  for (const auto& [v, name] : kEndReasonNames) {
+    if (name == head) return v;
+  }
+  return std::nullopt;
+}
+
+std::string end_label(EndReason r, std::optional<std::string_view> detail) {
+  std::string s(to_string(r));
+  if (detail) {
+    s += ": ";
+    s += *detail;
+  }
+  return s;
+}
+
+std::string_view to_string(DeviceNoteKind k) noexcept {
+  for (const auto& [v, name] : kDeviceNoteNames) {
+    if (v == k) return name;
   }
   return "?";
 }
@@ -115,12 +115,109 @@ namespace {
 
 template <class Enum, std::size_t N>
 Enum parse_enum(const std::string& text, const std::array<Enum, N>& values, const std::string& file,
-                std::size_t line_no, const char* key) {
+                const std::string& where) {
   for (Enum v : values) {
     if (to_string(v) == text) return v;
   }
-  throw TraceError(file, "line " + std::to_string(line_no) + ": " + key,
-                   "unknown value '" + text + "'");
+  throw TraceError(file, where, "unknown value '" + text + "'");
+}
+
+constexpr std::array op_kinds{OpKind::Compute, OpKind::CopyH2D, OpKind::CopyD2H, OpKind::CopyD2D,
+                              OpKind::Host};
+constexpr std::array purposes{
+    OpPurpose::Forward,      OpPurpose::Backward,     OpPurpose::Update,   OpPurpose::LoadWeights,
+    OpPurpose::MigrateState, OpPurpose::StartContext, OpPurpose::Allocate, OpPurpose::Other};
+constexpr std::array statuses{OpStatus::Ok, OpStatus::Dropped, OpStatus::Aborted};
+
+const EventLayout* layout_named(std::string_view name) {
+  for (const EventLayout& l : kEventLayouts) {
+    if (l.name == name) return &l;
+  }
+  return nullptr;
+}
+
+/// Decodes one field of a line into its slot (nlohmann throws on a wrong type or range).
+void read_field(const EventField& f, const nlohmann::json& v, Event& e, EventLog& log,
+                const std::string& file, const std::string& where) {
+  switch (f.slot) {
+    case Slot::Job:
+      e.job = v.get<std::uint32_t>();
+      break;
+    case Slot::Op:
+      e.op = v.get<std::uint64_t>();
+      break;
+    case Slot::Device:
+      e.device = v.get<std::uint16_t>();
+      break;
+    case Slot::Stream:
+      e.stream = v.get<std::uint32_t>();
+      break;
+    case Slot::OpKind:
+      e.op_kind = parse_enum(v.get<std::string>(), op_kinds, file, where);
+      break;
+    case Slot::Purpose:
+      e.purpose = parse_enum(v.get<std::string>(), purposes, file, where);
+      break;
+    case Slot::Status:
+      e.status = parse_enum(v.get<std::string>(), statuses, file, where);
+      break;
+    case Slot::Layers:
+      if (!v.is_array() || v.size() != 2) throw TraceError(file, where, "expected [first, last]");
+      e.first_layer = v[0].get<std::uint32_t>();
+      e.last_layer = v[1].get<std::uint32_t>();
+      break;
+    case Slot::A:
+      e.a = v.get<std::int64_t>();
+      break;
+    case Slot::B:
+      e.b = v.get<std::int64_t>();
+      break;
+    case Slot::Value:
+      e.value = v.get<double>();
+      break;
+    case Slot::Label:
+      e.label = log.intern(v.get<std::string>());
+      break;
+  }
+}
+
+/// One line's event: "t", "ev", then exactly the keys of its kind's table.
+Event read_event(const nlohmann::json& j, EventLog& log, const std::string& file,
+                 const std::string& at) {
+  if (!j.is_object()) throw TraceError(file, at, "expected a JSON object");
+  if (!j.contains("t")) throw TraceError(file, at, "missing key 't'");
+  if (!j.contains("ev")) throw TraceError(file, at, "missing key 'ev'");
+  Event e;
+  e.t_ns = j["t"].get<std::int64_t>();
+  const std::string ev = j["ev"].get<std::string>();
+  const EventLayout* l = layout_named(ev);
+  if (l == nullptr) throw TraceError(file, at + ": ev", "unknown event kind '" + ev + "'");
+  e.kind = l->kind;
+  const auto fields = std::span(l->fields).first(l->count);
+  for (const auto& [key, value] : j.items()) {
+    if (key == "t" || key == "ev") continue;
+    const auto f = std::find_if(fields.begin(), fields.end(),
+                                [&](const EventField& x) { return x.key == key; });
+    if (f == fields.end()) {
+      throw TraceError(file, at, "key '" + key + "' is not a field of " + ev);
+    }
+    try {
+      read_field(*f, value, e, log, file, at + ": " + key);
+    } catch (const nlohmann::json::exception& ex) {
+      throw TraceError(file, at + ": " + key, ex.what());
+    }
+  }
+  for (const EventField& f : fields) {
+    if (f.presence == Presence::Always && !j.contains(f.key)) {
+      throw TraceError(file, at, "missing key '" + std::string(f.key) + "' of " + ev);
+    }
+  }
+  if (e.kind == EventKind::JobEnd && !parse_end_reason(e.label)) {
+    throw TraceError(
+        file, at + ": label",
+        "'" + std::string(e.label) + "' names no end reason (finished, rejected, ...)");
+  }
+  return e;
 }
 
 }  // namespace
@@ -131,49 +228,15 @@ EventLog read_events_jsonl(const std::string& file) {
   EventLog log;
   std::string line;
   std::size_t line_no = 0;
-  static constexpr std::array kinds{
-      EventKind::RunStart,   EventKind::JobArrival,   EventKind::RequestArrival,
-      EventKind::OpSubmit,   EventKind::OpStart,      EventKind::OpEnd,
-      EventKind::RequestEnd, EventKind::IterationEnd, EventKind::JobEnd,
-      EventKind::Alloc,      EventKind::Free,         EventKind::ContextCreate,
-      EventKind::Preempt,    EventKind::Migrate,      EventKind::PolicyMetric,
-      EventKind::DeviceNote, EventKind::RunEnd};
-  static constexpr std::array op_kinds{OpKind::Compute, OpKind::CopyH2D, OpKind::CopyD2H,
-                                       OpKind::CopyD2D, OpKind::Host};
-  static constexpr std::array purposes{
-      OpPurpose::Forward,      OpPurpose::Backward,     OpPurpose::Update,   OpPurpose::LoadWeights,
-      OpPurpose::MigrateState, OpPurpose::StartContext, OpPurpose::Allocate, OpPurpose::Other};
-  static constexpr std::array statuses{OpStatus::Ok, OpStatus::Dropped, OpStatus::Aborted};
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
-    nlohmann::json j;
+    const std::string at = "line " + std::to_string(line_no);
     try {
-      j = parse_json_text(line, file, "line " + std::to_string(line_no), InputKind::Trace);
-      Event e;
-      e.t_ns = j.at("t").get<std::int64_t>();
-      e.kind = parse_enum(j.at("ev").get<std::string>(), kinds, file, line_no, "ev");
-      e.job = j.value("job", kNoJob);
-      e.op = j.value("op", std::uint64_t{0});
-      e.device = j.value("dev", std::uint16_t{0});
-      e.stream = j.value("stream", std::uint32_t{0});
-      if (j.contains("kind"))
-        e.op_kind = parse_enum(j["kind"].get<std::string>(), op_kinds, file, line_no, "kind");
-      if (j.contains("purpose"))
-        e.purpose = parse_enum(j["purpose"].get<std::string>(), purposes, file, line_no, "purpose");
-      if (j.contains("status"))
-        e.status = parse_enum(j["status"].get<std::string>(), statuses, file, line_no, "status");
-      if (j.contains("layers")) {
-        e.first_layer = j["layers"].at(0).get<std::uint32_t>();
-        e.last_layer = j["layers"].at(1).get<std::uint32_t>();
-      }
-      e.a = j.contains("start") ? j["start"].get<std::int64_t>() : j.value("a", std::int64_t{0});
-      e.b = j.value("b", std::int64_t{0});
-      e.value = j.value("value", 0.0);
-      if (j.contains("label")) e.label = log.intern(j["label"].get<std::string>());
-      log.add(e);
+      const nlohmann::json j = parse_json_text(line, file, at, InputKind::Trace);
+      log.add(read_event(j, log, file, at));
     } catch (const nlohmann::json::exception& ex) {
-      throw TraceError(file, "line " + std::to_string(line_no), ex.what());
+      throw TraceError(file, at, ex.what());
     }
   }
   return log;

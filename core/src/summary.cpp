@@ -88,6 +88,12 @@ nlohmann::json ratio_or_null(double num, double den) {
   return den > 0 ? nlohmann::json(num / den) : nlohmann::json(nullptr);
 }
 
+/// Jobs per outcome.
+struct OutcomeCounts {
+  std::array<std::uint64_t, kJobOutcomeNames.size()> n{};
+  std::uint64_t& operator[](JobOutcome o) { return n[static_cast<std::size_t>(o)]; }
+};
+
 struct RequestCounts {
   std::uint64_t arrived = 0, unserved = 0, slo_missed_unserved = 0;
 };
@@ -199,7 +205,7 @@ nlohmann::json SummaryAccumulator::finish() {
   double total_gpu = 0, train_samples = 0, train_rate_sum = 0, goodput_sum = 0;
   std::uint64_t slo_total = 0, slo_met = 0, slo_judged = 0, train_iters = 0;
   std::uint64_t requests_arrived = 0, requests_unserved = 0, slo_services = 0, train_jobs = 0;
-  std::map<std::string, std::uint64_t> outcomes_all, outcomes_training;
+  OutcomeCounts outcomes_all{}, outcomes_training{};
   std::vector<double> train_jct, all_jct;
   std::vector<Interval> train_present;  // [arrival, end or run end) of each training job
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -212,16 +218,15 @@ nlohmann::json SummaryAccumulator::finish() {
     r["batch"] = spec.batch;
     r["tenant"] = spec.tenant;
     r["status"] = a.status;
-    // What happened to the job, in one word: finished | rejected | unfinished (it ran, and was
-    // still running or waiting at the end) | never_started (it arrived, nothing of it ever ran)
-    // | not_arrived (the run ended before its arrival).
+    // What happened to the job, in one word (JobOutcome).
     const bool arrived = a.arrival >= 0;
-    const std::string outcome = a.status == "finished"               ? "finished"
-                                : a.status.rfind("rejected", 0) == 0 ? "rejected"
-                                : !arrived                           ? "not_arrived"
-                                : a.first_start < 0                  ? "never_started"
-                                                                     : "unfinished";
-    r["outcome"] = outcome;
+    const bool finished = a.end_reason == EndReason::Finished;
+    const JobOutcome outcome = finished                              ? JobOutcome::Finished
+                               : a.end_reason == EndReason::Rejected ? JobOutcome::Rejected
+                               : !arrived                            ? JobOutcome::NotArrived
+                               : a.first_start < 0                   ? JobOutcome::NeverStarted
+                                                                     : JobOutcome::Unfinished;
+    r["outcome"] = to_string(outcome);
     ++outcomes_all[outcome];
     r["arrival_s"] = ns_to_seconds(spec.arrival_ns);
     r["end_s"] = a.end < 0 ? nlohmann::json(nullptr) : nlohmann::json(ns_to_seconds(a.end));
@@ -233,7 +238,7 @@ nlohmann::json SummaryAccumulator::finish() {
         arrived ? ns_to_seconds(std::max<TimeNs>(0, end_or_run - a.arrival)) : 0.0;
     r["present_s"] = present_s;
     r["gpu_time_s"] = ns_to_seconds(a.gpu_ns);
-    if (a.status == "finished") all_jct.push_back(jct_s);
+    if (finished) all_jct.push_back(jct_s);
     total_gpu += ns_to_seconds(a.gpu_ns);
     tenant_gpu[spec.tenant] += ns_to_seconds(a.gpu_ns);
     if (arrived) gpu_shares.push_back(ns_to_seconds(a.gpu_ns));
@@ -251,7 +256,7 @@ nlohmann::json SummaryAccumulator::finish() {
       if (arrived) train_present.emplace_back(a.arrival, end_or_run);
       train_samples += samples;
       train_iters += a.iterations;
-      if (a.status == "finished") train_jct.push_back(jct_s);
+      if (finished) train_jct.push_back(jct_s);
     } else {
       const std::uint64_t served = a.latencies_ms.size();
       const RequestCounts rc = count_requests(spec, a, makespan);
@@ -293,10 +298,6 @@ nlohmann::json SummaryAccumulator::finish() {
   }
   out["jobs"] = job_rows;
 
-  auto count_of = [](const std::map<std::string, std::uint64_t>& m, const char* k) {
-    const auto it = m.find(k);
-    return it == m.end() ? std::uint64_t{0} : it->second;
-  };
   const nlohmann::json none(nullptr);
   nlohmann::json inf = latency_stats(all_latency);
   inf["requests_arrived"] = requests_arrived;
@@ -322,29 +323,31 @@ nlohmann::json SummaryAccumulator::finish() {
     return v.empty() ? none : nlohmann::json(percentile(v, p));
   };
   const double train_present_s = ns_to_seconds(union_length(train_present));
-  out["training"] = {{"iterations", train_iters},
-                     {"samples", train_samples},
-                     {"samples_per_s", makespan_s > 0 ? train_samples / makespan_s : 0.0},
-                     {"samples_per_s_present_sum", train_rate_sum},
-                     {"present_s", train_present_s},
-                     {"samples_per_s_while_present", ratio_or_null(train_samples, train_present_s)},
-                     {"mean_jct_s", mean_or_null(train_jct)},
-                     {"finished", train_jct.size()},
-                     {"jobs", train_jobs},
-                     {"rejected", count_of(outcomes_training, "rejected")},
-                     {"unfinished", count_of(outcomes_training, "unfinished")},
-                     {"never_started", count_of(outcomes_training, "never_started")},
-                     {"not_arrived", count_of(outcomes_training, "not_arrived")}};
-  out["jobs_overall"] = {{"jobs", jobs.size()},
-                         {"finished", all_jct.size()},
-                         {"rejected", count_of(outcomes_all, "rejected")},
-                         {"unfinished", count_of(outcomes_all, "unfinished")},
-                         {"never_started", count_of(outcomes_all, "never_started")},
-                         {"not_arrived", count_of(outcomes_all, "not_arrived")},
-                         {"mean_jct_s", mean_or_null(all_jct)},
-                         {"p50_jct_s", percentile_or_null(all_jct, 50)},
-                         {"p95_jct_s", percentile_or_null(all_jct, 95)},
-                         {"makespan_s", ns_to_seconds(last_job_end)}};
+  out["training"] = {
+      {"iterations", train_iters},
+      {"samples", train_samples},
+      {"samples_per_s", makespan_s > 0 ? train_samples / makespan_s : 0.0},
+      {"samples_per_s_present_sum", train_rate_sum},
+      {"present_s", train_present_s},
+      {"samples_per_s_while_present", ratio_or_null(train_samples, train_present_s)},
+      {"mean_jct_s", mean_or_null(train_jct)},
+      {to_string(JobOutcome::Finished), train_jct.size()},
+      {"jobs", train_jobs},
+      {to_string(JobOutcome::Rejected), outcomes_training[JobOutcome::Rejected]},
+      {to_string(JobOutcome::Unfinished), outcomes_training[JobOutcome::Unfinished]},
+      {to_string(JobOutcome::NeverStarted), outcomes_training[JobOutcome::NeverStarted]},
+      {to_string(JobOutcome::NotArrived), outcomes_training[JobOutcome::NotArrived]}};
+  out["jobs_overall"] = {
+      {"jobs", jobs.size()},
+      {to_string(JobOutcome::Finished), all_jct.size()},
+      {to_string(JobOutcome::Rejected), outcomes_all[JobOutcome::Rejected]},
+      {to_string(JobOutcome::Unfinished), outcomes_all[JobOutcome::Unfinished]},
+      {to_string(JobOutcome::NeverStarted), outcomes_all[JobOutcome::NeverStarted]},
+      {to_string(JobOutcome::NotArrived), outcomes_all[JobOutcome::NotArrived]},
+      {"mean_jct_s", mean_or_null(all_jct)},
+      {"p50_jct_s", percentile_or_null(all_jct, 50)},
+      {"p95_jct_s", percentile_or_null(all_jct, 95)},
+      {"makespan_s", ns_to_seconds(last_job_end)}};
 
   nlohmann::json tenants = nlohmann::json::object();
   for (const auto& [t, g] : tenant_gpu) tenants[t] = total_gpu > 0 ? g / total_gpu : 0.0;

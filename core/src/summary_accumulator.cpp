@@ -3,6 +3,7 @@
 // without keeping them. Busy time is settled up to the earliest op still in flight.
 #include <algorithm>
 
+#include "gpumux/event_fields.hpp"
 #include "gpumux/summary.hpp"
 #include "summary_state.hpp"
 
@@ -42,14 +43,14 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
       BusyUnion* u = nullptr;
       if (e.op_kind == OpKind::Compute) {
         u = &d.compute;
-        if (has_job && e.status == OpStatus::Ok) st.acc[e.job].gpu_ns += e.t_ns - e.a;
+        if (has_job && e.status == OpStatus::Ok) st.acc[e.job].gpu_ns += e.t_ns - op_started_ns(e);
       } else if (e.op_kind == OpKind::CopyH2D) {
         u = &d.h2d;
       } else if (e.op_kind == OpKind::CopyD2H || e.op_kind == OpKind::CopyD2D) {
         u = &d.d2h;
       }
       if (u != nullptr) {
-        u->add(e.a, e.t_ns);
+        u->add(op_started_ns(e), e.t_ns);
         // Every op that ends from now on was submitted at or after this point, and starts
         // after its submission: busy time before it is final.
         if (st.bounded) u->settle(std::min(st.in_flight.earliest(), st.end_ns));
@@ -62,39 +63,42 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
     case EventKind::RequestEnd:
       if (has_job) {
         auto& a = st.acc[e.job];
-        const double ms = static_cast<double>(e.b) * 1e-6;
+        const DurationNs latency = request_latency_ns(e);
+        const double ms = static_cast<double>(latency) * 1e-6;
         a.latencies_ms.push_back(ms);
         const DurationNs slo = jobs[e.job].slo_ns;
-        if (slo > 0 && e.b <= slo) ++a.slo_met;
-        a.served_arrivals.push_back(e.t_ns - e.b);
+        if (slo > 0 && latency <= slo) ++a.slo_met;
+        a.served_arrivals.push_back(e.t_ns - latency);
         // Sent at t - latency; counted for its phase only if it ended inside it (PipeSwitch's
         // client does not count a reply that comes after its phase's time ran out).
         const ClosedLoop& c = jobs[e.job].closed_loop;
-        if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - e.b)) ++a.in_phase;
+        if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - latency)) ++a.in_phase;
       }
       break;
     case EventKind::IterationEnd:
-      if (has_job) st.acc[e.job].iterations = static_cast<std::uint64_t>(e.a);
+      if (has_job) st.acc[e.job].iterations = iteration_of(e);
       break;
     case EventKind::JobEnd:
       if (has_job) {
+        const JobEndView end = job_end_of(e);
         st.acc[e.job].end = e.t_ns;
-        st.acc[e.job].status = std::string(e.label);
-        if (e.label != "horizon") st.last_job_end = std::max(st.last_job_end, e.t_ns);
+        st.acc[e.job].status = std::string(end.label);
+        st.acc[e.job].end_reason = end.reason;
+        if (end.reason != EndReason::Horizon) st.last_job_end = std::max(st.last_job_end, e.t_ns);
       }
       break;
     case EventKind::Alloc:
       if (e.device < device_count) {
         DeviceAcc& d = st.devices[e.device];
-        d.mem_now += e.a;
+        d.mem_now += alloc_bytes(e);
         d.mem_peak = std::max(d.mem_peak, d.mem_now);
       }
       break;
     case EventKind::Free:
-      if (e.device < device_count) st.devices[e.device].mem_now -= e.a;
+      if (e.device < device_count) st.devices[e.device].mem_now -= free_bytes(e);
       break;
     case EventKind::ContextCreate:
-      if (e.b > 0) ++st.contexts_started;
+      if (context_start_cost_ns(e) > 0) ++st.contexts_started;
       break;
     case EventKind::Preempt:
       ++st.preemptions;
@@ -103,14 +107,15 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
       ++st.migrations;
       break;
     case EventKind::PolicyMetric: {
-      auto it = st.metrics.find(e.label);
+      const std::string_view name = metric_name_of(e);
+      auto it = st.metrics.find(name);
       if (it == st.metrics.end())
-        it = st.metrics.emplace(std::string(e.label), std::vector<double>{}).first;
-      it->second.push_back(e.value);
+        it = st.metrics.emplace(std::string(name), std::vector<double>{}).first;
+      it->second.push_back(metric_sample_of(e));
       break;
     }
     case EventKind::RunEnd:
-      st.runtime_events = static_cast<std::uint64_t>(e.a);
+      st.runtime_events = runtime_events_of(e);
       break;
     default:  // OpSubmit, OpStart, DeviceNote: on_event
       break;
@@ -133,7 +138,9 @@ void SummaryAccumulator::on_event(const Event& e) {
       }
       return;
     case EventKind::DeviceNote:
-      if (e.device < st.devices.size() && e.label == "timeslice") ++st.devices[e.device].slices;
+      if (e.device < st.devices.size() && device_note_of(e) == DeviceNoteKind::Timeslice) {
+        ++st.devices[e.device].slices;
+      }
       return;
     default:
       other_event(st, e);

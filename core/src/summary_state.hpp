@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,8 @@ namespace gpumux::summary_detail {
 
 struct JobAcc {
   TimeNs arrival = -1, first_start = -1, end = -1;
-  std::string status = "unfinished";
+  std::string status = "unfinished";    ///< the JobEnd label, as written
+  std::optional<EndReason> end_reason;  ///< from the JobEnd label; none before it
   std::uint64_t iterations = 0;
   TimeNs gpu_ns = 0;
   std::vector<double> latencies_ms;

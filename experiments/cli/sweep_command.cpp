@@ -14,6 +14,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@
 #include "gpumux/input_file.hpp"
 #include "gpumux/result_dir.hpp"
 #include "gpumux/run_fingerprint.hpp"
+#include "gpumux/summary.hpp"
 #include "sweep_file.hpp"
 
 namespace gpumux::cli {
@@ -227,10 +229,10 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
       }
       return o.str();
     };
-    auto count = [](const nlohmann::json& obj, const char* key) {
-      return obj.is_object() && obj.contains(key) && obj[key].is_number_unsigned()
-                 ? std::to_string(obj[key].get<std::uint64_t>())
-                 : std::string("-");
+    auto count = [](const nlohmann::json& obj, std::string_view key) {
+      const auto it = obj.is_object() ? obj.find(key) : obj.end();
+      return it != obj.end() && it->is_number_unsigned() ? std::to_string(it->get<std::uint64_t>())
+                                                         : std::string("-");
     };
     // Latency of no request is no number (older summaries wrote 0 for it).
     const bool served = inf.value("count", std::uint64_t{0}) > 0;
@@ -248,8 +250,9 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
               << fixed(inf, "goodput_per_s", 2) << std::setw(9) << fixed(tr, train_key, 1)
               << std::setw(8) << std::fixed << std::setprecision(1) << util * 100 << "%"
               << std::setw(11) << fixed(all, "mean_jct_s", 2) << std::setw(9)
-              << count(all, "finished") << std::setw(9) << count(all, "rejected") << std::setw(12)
-              << count(all, "never_started") << "\n";
+              << count(all, to_string(JobOutcome::Finished)) << std::setw(9)
+              << count(all, to_string(JobOutcome::Rejected)) << std::setw(12)
+              << count(all, to_string(JobOutcome::NeverStarted)) << "\n";
   }
 }
 

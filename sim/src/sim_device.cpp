@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "gpumux/events.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "sim_device_util.hpp"
 
@@ -411,13 +412,14 @@ void SimDevice::begin_switch(std::uint32_t target, TimeNs now) {
   switching_ = true;
   switch_target_ = target;
   switch_end_ns_ = add_saturated(now, profile_.context_switch_ns);
-  notices_.push_back({Notice::Kind::Note, OpId{}, target, now, "context_switch"});
+  notices_.push_back(
+      {Notice::Kind::Note, OpId{}, target, now, to_string(DeviceNoteKind::ContextSwitch)});
 }
 
 void SimDevice::give_gpu(std::uint32_t tsg, TimeNs now) {
   loaded_ = tsg;
   slice_start_ns_ = now;
-  notices_.push_back({Notice::Kind::Note, OpId{}, tsg, now, "timeslice"});
+  notices_.push_back({Notice::Kind::Note, OpId{}, tsg, now, to_string(DeviceNoteKind::Timeslice)});
 }
 
 void SimDevice::deliver_notices() {

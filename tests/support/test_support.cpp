@@ -5,10 +5,13 @@
 #include <sstream>
 
 #include "gpumux/config.hpp"
+#include "gpumux/event_fields.hpp"
 
 namespace gpumux::test {
 
-std::filesystem::path source_dir() { return GPUMUX_SOURCE_DIR; }
+std::filesystem::path source_dir() {
+  return GPUMUX_SOURCE_DIR;
+}
 
 nlohmann::json make_config(const std::string& policy, nlohmann::json workload,
                            std::vector<std::string> devices) {
@@ -54,7 +57,8 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
   const std::size_t n_dev = capacity.size();
   std::vector<std::int64_t> mem(n_dev, 0);
   // Layers loaded per (job, device): a set of [first,last) ranges.
-  std::map<std::pair<std::uint32_t, std::uint16_t>, std::vector<std::pair<std::uint32_t, std::uint32_t>>>
+  std::map<std::pair<std::uint32_t, std::uint16_t>,
+           std::vector<std::pair<std::uint32_t, std::uint32_t>>>
       loaded;
   std::map<std::uint32_t, std::uint16_t> migrate_dest;
   std::map<std::uint32_t, TimeNs> last_compute_end;
@@ -78,7 +82,9 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
         if (mem[e.device] < 0) violation("more memory freed than allocated", e);
         if (e.label == "weights" || e.label == "state") loaded.erase(key);
         break;
-      case EventKind::Migrate: migrate_dest[e.job] = e.device; break;
+      case EventKind::Migrate:
+        migrate_dest[e.job] = e.device;
+        break;
       case EventKind::OpStart: {
         op_start[e.op] = e.t_ns;
         auto& prev = stream_last_start[{e.device, e.stream}];
@@ -95,8 +101,8 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
           bool ok = false;
           for (const auto& [f, t] : ranges) ok = ok || (l >= f && l < t);
           if (!ok) {
-            violation("compute op started before layer " + std::to_string(l) +
-                          " was on device " + std::to_string(e.device),
+            violation("compute op started before layer " + std::to_string(l) + " was on device " +
+                          std::to_string(e.device),
                       e);
             break;
           }
@@ -107,23 +113,28 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
         if (e.status == OpStatus::Ok && e.t_ns < e.a) violation("op ended before it started", e);
         if (e.status != OpStatus::Ok || e.job == kNoJob) break;
         if (e.op_kind == OpKind::Compute) last_compute_end[e.job] = e.t_ns;
-        if (e.purpose == OpPurpose::LoadWeights) loaded[key].emplace_back(e.first_layer, e.last_layer);
+        if (e.purpose == OpPurpose::LoadWeights)
+          loaded[key].emplace_back(e.first_layer, e.last_layer);
         if (e.purpose == OpPurpose::MigrateState) {
           const std::uint16_t dst = migrate_dest.count(e.job) ? migrate_dest[e.job] : e.device;
           loaded[{e.job, dst}].emplace_back(e.first_layer, e.last_layer);
         }
         break;
       }
-      case EventKind::JobEnd:
+      case EventKind::JobEnd: {
         if (!ended.insert(e.job).second) violation("job ended twice", e);
-        if (e.label.rfind("rejected", 0) == 0 && e.label.size() <= std::string("rejected: ").size()) {
+        const JobEndView end = job_end_of(e);
+        if (end.reason == EndReason::Rejected &&
+            end.label.size() <= end_label(EndReason::Rejected, "").size()) {
           violation("job rejected without a reason", e);
         }
-        if (e.label != "finished" && e.label.rfind("rejected: ", 0) != 0) {
+        if (end.reason != EndReason::Finished && end.reason != EndReason::Rejected) {
           violation("job neither finished nor rejected: " + std::string(e.label), e);
         }
         break;
-      default: break;
+      }
+      default:
+        break;
     }
   }
   for (std::size_t j = 0; j < result.jobs.size(); ++j) {

@@ -8,9 +8,11 @@
 #include <deque>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpumux/ids.hpp"
@@ -19,26 +21,65 @@
 
 namespace gpumux {
 
+/// What happened. What Event's members hold for each kind, and their keys in events.jsonl, is
+/// the kind's field table (kEventLayouts, event_fields.hpp); read them through its accessors.
 enum class EventKind : std::uint8_t {
-  RunStart,        ///< a = number of jobs
-  JobArrival,      ///< job
-  RequestArrival,  ///< job, a = request id
-  OpSubmit,        ///< op fields
-  OpStart,         ///< op fields
-  OpEnd,           ///< op fields, status; a = started_ns
-  RequestEnd,      ///< job, a = request id, b = latency ns
-  IterationEnd,    ///< job, a = iteration ordinal (1-based)
-  JobEnd,          ///< job, label = "finished" | "rejected: <reason>" | "horizon"
-  Alloc,           ///< device, job, a = bytes, b = offset, label = purpose
-  Free,            ///< device, job, a = bytes, b = offset
-  ContextCreate,   ///< device, a = context id, b = start cost ns, label = "mps" | "exclusive"
-  Preempt,         ///< job, a = ops dropped, label = mode
-  Migrate,         ///< job, device = destination, a = bytes
-  PolicyMetric,    ///< label = metric name, value = sample
-  DeviceNote,      ///< device, label = what (e.g. "timeslice"), a = value
-  RunEnd           ///< a = events executed by the runtime
+  RunStart,        ///< the run begins
+  JobArrival,      ///< a job arrives
+  RequestArrival,  ///< a request of a service arrives
+  OpSubmit,        ///< an op is handed to its device
+  OpStart,         ///< an op starts on its device
+  OpEnd,           ///< an op ends: ran, dropped or aborted
+  RequestEnd,      ///< a request is served
+  IterationEnd,    ///< a training iteration completes
+  JobEnd,          ///< a job ends (EndReason)
+  Alloc,           ///< device memory is placed for a job
+  Free,            ///< device memory of a job is released
+  ContextCreate,   ///< a device context is created
+  Preempt,         ///< a job's queued or running ops are dropped
+  Migrate,         ///< a job's state moves to another device
+  PolicyMetric,    ///< a policy records a sample
+  DeviceNote,      ///< a device reports something (DeviceNoteKind)
+  RunEnd           ///< the run ends
 };
+inline constexpr std::size_t kEventKindCount = static_cast<std::size_t>(EventKind::RunEnd) + 1;
+/// The kind's name in events.jsonl ("ev"), from the field table (event_fields.hpp).
 [[nodiscard]] std::string_view to_string(EventKind k) noexcept;
+
+/// Why a job ended. A JobEnd event's label is the reason's name, followed for a rejection or
+/// an unfinished job by ": <detail>" ("rejected: out of memory").
+enum class EndReason : std::uint8_t {
+  Finished,    ///< all its work done
+  Rejected,    ///< the policy rejected it (Context::reject)
+  Horizon,     ///< the run's horizon cut it off
+  Unfinished,  ///< the run ran out of events with work of it left
+};
+/// One name table serves to_string and parsing.
+inline constexpr std::array<std::pair<EndReason, std::string_view>, 4> kEndReasonNames{{
+    {EndReason::Finished, "finished"},
+    {EndReason::Rejected, "rejected"},
+    {EndReason::Horizon, "horizon"},
+    {EndReason::Unfinished, "unfinished"},
+}};
+[[nodiscard]] std::string_view to_string(EndReason r) noexcept;
+/// The reason named by a JobEnd label ("<reason>" or "<reason>: <detail>"); nullopt if the
+/// label names none.
+[[nodiscard]] std::optional<EndReason> parse_end_reason(std::string_view label) noexcept;
+/// The JobEnd label: the reason's name, then ": <detail>" when a detail is given (even an
+/// empty one: a rejection without a reason is "rejected: ").
+[[nodiscard]] std::string end_label(EndReason r, std::optional<std::string_view> detail = {});
+
+/// What a DeviceNote says. Devices pass the note's name as text (device.hpp); these are the
+/// notes the summary counts.
+enum class DeviceNoteKind : std::uint8_t {
+  Timeslice,      ///< a TSG got the GPU (a = TSG index)
+  ContextSwitch,  ///< a paid context switch began (a = target TSG)
+};
+inline constexpr std::array<std::pair<DeviceNoteKind, std::string_view>, 2> kDeviceNoteNames{{
+    {DeviceNoteKind::Timeslice, "timeslice"},
+    {DeviceNoteKind::ContextSwitch, "context_switch"},
+}};
+[[nodiscard]] std::string_view to_string(DeviceNoteKind k) noexcept;
 
 inline constexpr std::uint32_t kNoJob = 0xffffffffu;
 
@@ -56,6 +97,9 @@ struct Event {
   std::int64_t a = 0, b = 0;
   double value = 0;
   std::string_view label;  ///< interned in a LabelPool; stable while the pool lives
+
+  /// Field by field (the label by content): a log read back equals the one written.
+  friend bool operator==(const Event&, const Event&) = default;
 };
 
 /// Where the Engine's events go as they happen (event_stream.hpp fans them out): the in-memory
@@ -125,7 +169,9 @@ class EventLog final : public EventSink {
   std::shared_ptr<LabelPool> labels_;
 };
 
-/// Parses events.jsonl back (for offline summaries of real runs). Throws TraceError.
+/// Parses events.jsonl back (for offline summaries of real runs), each line decoded by its
+/// kind's field table (event_fields.hpp): an unknown kind or key, a missing key, a value of the
+/// wrong type or an unknown enum name throws TraceError naming the file and the line.
 [[nodiscard]] EventLog read_events_jsonl(const std::string& file);
 
 }  // namespace gpumux

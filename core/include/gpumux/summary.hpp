@@ -4,9 +4,13 @@
 // switch counts, fairness. docs/metrics.md defines every value.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +19,26 @@
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
+
+/// What happened to a job, in one word (summary.json's "outcome" and the keys of
+/// "jobs_overall" / "training"): it finished, was rejected, ran and was still running or
+/// waiting at the end (unfinished), arrived but nothing of it ever ran (never_started), or the
+/// run ended before its arrival (not_arrived).
+enum class JobOutcome : std::uint8_t { Finished, Rejected, Unfinished, NeverStarted, NotArrived };
+/// One name table serves to_string and the summary's keys.
+inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 5> kJobOutcomeNames{{
+    {JobOutcome::Finished, "finished"},
+    {JobOutcome::Rejected, "rejected"},
+    {JobOutcome::Unfinished, "unfinished"},
+    {JobOutcome::NeverStarted, "never_started"},
+    {JobOutcome::NotArrived, "not_arrived"},
+}};
+[[nodiscard]] constexpr std::string_view to_string(JobOutcome o) noexcept {
+  for (const auto& [v, name] : kJobOutcomeNames) {
+    if (v == o) return name;
+  }
+  return "?";
+}
 
 /// Nearest-rank percentile (p in [0, 100]) of unsorted samples; 0 for none.
 [[nodiscard]] double percentile(std::vector<double> samples, double p);
