@@ -392,7 +392,7 @@ class Salus final : public Policy {
         if (st == nullptr || st->lane != lane_id) return false;
         const JobState& js = ctx.job(job);
         if (!(js.active() && st->loaded && js.has_dispatchable_work())) return false;  // runnable
-        view_.push_back(session_view(ctx, job, *st, js));
+        view_.push_back(session_view(ctx, job, *st, js, true, /*all=*/false));
         return true;
       });
       for (std::size_t left = view_.size(); left > 0; --left) {
@@ -430,20 +430,24 @@ class Salus final : public Policy {
     session_of_[index_of(job)] = s;
   }
 
-  /// `st`, `js`: the job's session and state.
-  Session session_view(const Context& ctx, JobId job, const SessionState& st,
-                       const JobState& js) const {
+  /// `st`, `js`: the job's session and state. `runnable`: nullopt = work it out. `all`:
+  /// every field; else only those precedes(sched_) reads (schedule() calls this per candidate).
+  Session session_view(const Context& ctx, JobId job, const SessionState& st, const JobState& js,
+                       std::optional<bool> runnable = std::nullopt, bool all = true) const {
     Session s;
     s.job = job;
     s.admitted_seq = st.admitted_seq;
-    s.runnable = js.active() && st.loaded && js.has_dispatchable_work();
-    s.pending_since_ns = st.pending_since_ns;
-    if (js.inference() && !js.pending_requests.empty()) {
-      s.pending_since_ns =
-          std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests.front()));
-    }
+    s.runnable = runnable ? *runnable : js.active() && st.loaded && js.has_dispatchable_work();
     s.used_ns = st.used_ns;
-    s.iterations_done = js.units_done();
+    if (all || sched_ == SchedPolicy::Pack) {
+      s.pending_since_ns = st.pending_since_ns;
+      if (js.inference() && !js.pending_requests.empty()) {
+        s.pending_since_ns =
+            std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests.front()));
+      }
+    }
+    if (all || sched_ == SchedPolicy::Rr) s.iterations_done = js.units_done();
+    if (!all && sched_ != SchedPolicy::Srtf && sched_ != SchedPolicy::Preempt) return s;
     const std::uint64_t total = js.total_units();
     const DurationNs per_unit = st.unit_estimate_ns;
     const DurationNs hint = js.spec->expected_duration_ns;
