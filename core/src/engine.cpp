@@ -238,7 +238,15 @@ class EngineImpl final : public DeviceObserver, public Context {
   void schedule_next_arrival();
   void handle_arrival(const Arrival& a);
   void arrive_request(JobId job, TimeNs when_ns);
-  void queue_hook(const Hook& h) { hooks_.push_back(h); }
+  void queue_hook(const Hook& h) {  // field by field: `h` was just built (store forwarding)
+    Hook& slot = hooks_.push_back_slot();
+    slot.kind = h.kind;
+    slot.job = h.job;
+    slot.request = h.request;
+    slot.record = h.record;
+    slot.timer = h.timer;
+    slot.tag = h.tag;
+  }
   void drain_hooks();
   void deliver(const Hook& h);
 
@@ -529,10 +537,11 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
     throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
   }
   OpInfo& slot = ops_[index_of(r.op)];
-  slot.finished = true;
-  slot.complete = r.status == OpStatus::Ok;
-  // A copy: an op submitted from here on may release this one from the table.
-  const OpInfo info = slot;
+  // A copy: an op submitted from here on may release this one from the table. Taken before
+  // the flags are stored (copied right after them, it would stall on store forwarding).
+  OpInfo info = slot;
+  slot.finished = info.finished = true;
+  slot.complete = info.complete = r.status == OpStatus::Ok;
 
   Event e = op_event(EventKind::OpEnd, r.op);
   e.status = r.status;
