@@ -180,6 +180,7 @@ class Salus final : public Policy {
     std::uint64_t ephemeral_bytes = 0;
     DurationNs unit_estimate_ns = 0;  // predicted solo iteration + the dispatch overhead
     bool loaded = false;              // persistent state resident: iterations may start
+    const JobState* state = nullptr;  // ctx.job(job): job states do not move during a run
   };
   struct LaneRun {
     StreamId stream{};
@@ -264,6 +265,7 @@ class Salus final : public Policy {
       s.unit_estimate_ns = ctx.estimate_unit_ns(job, *gpu_) + overhead_ns_;
       s.loaded = !load.valid();
       s.admitted_seq = next_seq_++;
+      s.state = &ctx.job(job);
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
       index_session(job, &sessions_[job]);
@@ -287,7 +289,7 @@ class Salus final : public Policy {
       sessions_peak_ = 0;
       for (const auto& [id, s] : sessions_) {
         sessions_peak_ = std::max(sessions_peak_, s.ephemeral_bytes);
-        const DeviceResidency& res = ctx.job(id).residency[index_of(*gpu_)];
+        const DeviceResidency& res = s.state->residency[index_of(*gpu_)];
         for (const Allocation& a : res.allocations) {
           if (a.valid()) arena_.add_persistent({a.offset, a.bytes});
         }
