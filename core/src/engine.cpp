@@ -107,10 +107,11 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
     throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
   }
   OpInfo& slot = ops_[index_of(r.op)];
-  slot.finished = true;
-  slot.complete = r.status == OpStatus::Ok;
-  // A copy: an op submitted from here on may release this one from the table.
-  const OpInfo info = slot;
+  // A copy: an op submitted from here on may release this one from the table. Taken before
+  // the flags are stored (copied right after them, it would stall on store forwarding).
+  OpInfo info = slot;
+  slot.finished = info.finished = true;
+  slot.complete = info.complete = r.status == OpStatus::Ok;
 
   // The device's own end time (as OpStart uses its start time): a real GPU reports an op
   // some microseconds after it ended, when the next op of the stream may already have

@@ -93,17 +93,14 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   OpCostMemo& costs = cost_memos_[index_of(device)];
   const OpCostMemo::Compute cost =
       spec.pass == Pass::Update
-          ? OpCostMemo::Compute{costs.update_kernels(*s.model, s.spec->optimizer), 1.0}
+          ? costs.update_compute(*s.model, s.spec->optimizer)
           : costs.op_compute(*s.model, range, s.spec->batch, spec.pass, s.inference());
   const OpKernels& kernels = cost.kernels;
   spec.solo_ns = kernels.solo_ns();
   spec.kernels = kernels.kernels;
   spec.gpu_ns = kernels.gpu_ns;
-  if (spec.solo_ns > 0) {
-    const double solo = static_cast<double>(spec.solo_ns);
-    spec.kernel_wait_ns = kernels.full_residual_ns2 / solo;
-    spec.kernel_wait_priority_ns = kernels.full_wave_residual_ns2 / solo;
-  }
+  spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
+  spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
   if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
   spec.demand = cost.demand;

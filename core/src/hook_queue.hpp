@@ -77,7 +77,15 @@ class HookQueue {
     std::uint64_t tag = 0;
   };
 
-  void push(const Hook& h) { hooks_.push_back(h); }
+  void push(const Hook& h) {  // field by field: `h` was just built (store forwarding)
+    Hook& slot = hooks_.push_back_slot();
+    slot.kind = h.kind;
+    slot.job = h.job;
+    slot.request = h.request;
+    slot.record = h.record;
+    slot.timer = h.timer;
+    slot.tag = h.tag;
+  }
   void deliver(const Hook& h) {
     switch (h.kind) {
       case Kind::JobArrival:

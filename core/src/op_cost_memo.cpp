@@ -85,12 +85,38 @@ OpCostMemo::Compute OpCostMemo::op_compute(const Model& model, LayerRange range,
   const Key key = make_key(What::Compute, model, range, batch,
                            static_cast<std::uint32_t>(pass) | (inference ? 0x10u : 0u));
   const std::uint64_t h = hash_of(key);
-  if (const std::int64_t e = find(key, h); e >= 0) return {entries_[e].kernels, entries_[e].demand};
+  if (const std::int64_t e = find(key, h); e >= 0) {
+    const Entry& x = entries_[e];
+    return {x.kernels, x.demand, x.kernel_wait_ns, x.kernel_wait_priority_ns};
+  }
   // Kernels first: it is the one that can throw (a range outside the model).
-  OpKernels kernels = cost_->op_kernels(model, range, batch, pass, inference);
-  const double demand = cost_->op_demand(model, range, batch, pass);
-  insert(Entry{key, kernels, demand}, h);
-  return {kernels, demand};
+  const OpKernels kernels = cost_->op_kernels(model, range, batch, pass, inference);
+  const Compute c = with_waits(kernels, cost_->op_demand(model, range, batch, pass));
+  insert(Entry{key, c.kernels, c.demand, c.kernel_wait_ns, c.kernel_wait_priority_ns}, h);
+  return c;
+}
+
+OpCostMemo::Compute OpCostMemo::with_waits(const OpKernels& kernels, double demand) noexcept {
+  Compute c{kernels, demand, 0, 0};
+  if (kernels.solo_ns() > 0) {
+    const double solo = static_cast<double>(kernels.solo_ns());
+    c.kernel_wait_ns = kernels.full_residual_ns2 / solo;
+    c.kernel_wait_priority_ns = kernels.full_wave_residual_ns2 / solo;
+  }
+  return c;
+}
+
+OpCostMemo::Compute OpCostMemo::update_compute(const Model& model, Optimizer optimizer) {
+  const Key key =
+      make_key(What::UpdateCompute, model, {}, 0, static_cast<std::uint32_t>(optimizer));
+  const std::uint64_t h = hash_of(key);
+  if (const std::int64_t e = find(key, h); e >= 0) {
+    const Entry& x = entries_[e];
+    return {x.kernels, x.demand, x.kernel_wait_ns, x.kernel_wait_priority_ns};
+  }
+  const Compute c = with_waits(cost_->update_kernels(model, optimizer), 1.0);
+  insert(Entry{key, c.kernels, c.demand, c.kernel_wait_ns, c.kernel_wait_priority_ns}, h);
+  return c;
 }
 
 OpKernels OpCostMemo::update_kernels(const Model& model, Optimizer optimizer) {

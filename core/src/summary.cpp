@@ -15,11 +15,14 @@ namespace gpumux {
 
 double percentile(std::vector<double> samples, double p) {
   if (samples.empty()) return 0.0;
-  std::sort(samples.begin(), samples.end());
-  // Nearest rank: the smallest value with at least p% of the samples at or below it.
+  // Nearest rank: the smallest value with at least p% of the samples at or below it. The
+  // value at that rank is what a full sort would put there (linear time, not n log n).
   const double rank = std::ceil(p / 100.0 * static_cast<double>(samples.size()));
-  const std::size_t idx = rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1;
-  return samples[std::min(idx, samples.size() - 1)];
+  const std::size_t idx =
+      std::min(rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1, samples.size() - 1);
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(idx),
+                   samples.end());
+  return samples[idx];
 }
 
 double jain_index(const std::vector<double>& shares) {

@@ -18,9 +18,14 @@ inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size
                              std::uint32_t layers = 0) {
   std::size_t issued = 0;
   const JobView s = ctx.job(job);  // a view reads the job as it is now
-  while (s.has_dispatchable_work() && ctx.queued(stream) + ctx.in_flight(stream) < depth) {
+  // Asked once: each dispatch adds one op to the stream, and no op leaves a stream inside a
+  // hook (devices report finished ops from their own events, never from submit), so the
+  // count goes up by one per dispatch (two virtual queries per op saved).
+  std::size_t outstanding = ctx.queued(stream) + ctx.in_flight(stream);
+  while (s.has_dispatchable_work() && outstanding < depth) {
     ctx.dispatch(job, stream, DispatchOptions{layers, {}});
     ++issued;
+    ++outstanding;
   }
   return issued;
 }

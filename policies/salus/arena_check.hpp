@@ -29,4 +29,30 @@ struct Interval {
                                         std::vector<Interval> activations,
                                         std::uint64_t state_bytes, std::uint64_t peak_bytes);
 
+/// The same check for many jobs against one arena: the free blocks are computed once per
+/// arena (not once per job), and the sorted persistent blocks are kept while the persistent
+/// allocations stay the same (they change only when a job is loaded or leaves; activations
+/// change at every iteration). fits() == peak_fits_after_load() on the arena last given.
+/// Buffers are reused: no allocation per arena once grown. Single-threaded.
+class ArenaCheck {
+ public:
+  /// Starts describing an arena of `capacity_bytes`: add() every live allocation, then seal().
+  void begin(std::uint64_t capacity_bytes);
+  void add_persistent(Interval a) { persistent_.push_back(a); }
+  void add_activation(Interval a) { activations_.push_back(a); }
+  void seal();
+  /// peak_fits_after_load(capacity, persistent, activations, state_bytes, peak_bytes).
+  [[nodiscard]] bool fits(std::uint64_t state_bytes, std::uint64_t peak_bytes) const noexcept;
+
+ private:
+  std::uint64_t capacity_ = 0;
+  std::vector<Interval> persistent_;         // as added (this arena)
+  std::vector<Interval> activations_;        // as added, then sorted
+  std::vector<Interval> last_persistent_;    // as added, the arena persistent_holes_ is of
+  std::vector<Interval> sorted_persistent_;  // last_persistent_ by offset
+  std::vector<Interval> persistent_holes_;   // free blocks around persistent state
+  std::vector<Interval> live_holes_;         // free blocks around every allocation
+  bool have_last_ = false;
+};
+
 }  // namespace gpumux::policies::salus

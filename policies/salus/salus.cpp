@@ -61,6 +61,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "common/job_runner.hpp"
@@ -173,6 +174,7 @@ class Salus final : public Policy {
     std::uint64_t ephemeral_bytes = 0;
     DurationNs unit_estimate_ns = 0;  // predicted solo iteration + the dispatch overhead
     bool loaded = false;              // persistent state resident: iterations may start
+    std::optional<JobView> state;  // ctx.job(job): a view reads the job as it is now
   };
   struct LaneRun {
     StreamId stream{};
@@ -186,33 +188,56 @@ class Salus final : public Policy {
     bool arena_blocked = false;
     TimeNs blocked_since_ns = 0;
     DurationNs arena_waited_ns = 0;
+    // The lane rule's answer at lanes_gen_ == lane_gen (kNoGen: not asked yet). It reads only
+    // the lanes, so until a lane changes it answers the same: admit_pending skips a refused
+    // job (its refusal already cleared arena_blocked) and checks an accepted one's arena
+    // first, asking the lanes only when the arena has room.
+    std::uint64_t lane_gen = kNoGen;
+    bool lane_ok = false;
   };
+  static constexpr std::uint64_t kNoGen = std::numeric_limits<std::uint64_t>::max();
 
   // ---- admission ------------------------------------------------------------------------
 
   void admit_pending(Context& ctx) {
+    arena_stale_ = true;  // iterations started and ended since the last pass
     for (auto it = pending_.begin(); it != pending_.end();) {
       const JobId job = it->job;
       if (!ctx.job(job).active()) {
         it = pending_.erase(it);
         continue;
       }
-      const auto lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
-      if (!lane) {
-        if (it->arena_blocked) it->arena_waited_ns += ctx.now() - it->blocked_since_ns;
-        it->arena_blocked = false;
+      const bool lane_known = it->lane_gen == lanes_gen_;
+      if (lane_known && !it->lane_ok) {
         ++it;  // stays pending; later (smaller) jobs may still fit
         continue;
       }
+      std::optional<LaneId> lane;
+      if (!lane_known) {
+        lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
+        it->lane_gen = lanes_gen_;
+        it->lane_ok = lane.has_value();
+        if (!lane) {
+          if (it->arena_blocked) it->arena_waited_ns += ctx.now() - it->blocked_since_ns;
+          it->arena_blocked = false;
+          ++it;
+          continue;
+        }
+      }
       if (!arena_fits(ctx, job)) {
         // The lane budget holds but gpumux's arena has no hole for it: wait (see the notes).
-        lanes_->release(job);
+        // Releasing leaves the lanes as they were (lanes_gen_ stays); a lane created and
+        // released here only used up a lane id.
+        if (lane) lanes_->release(job);
         if (!it->arena_blocked) it->blocked_since_ns = ctx.now();
         it->arena_blocked = true;
         arena_blocked_ = true;
         ++it;
         continue;
       }
+      if (!lane) lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
+      if (!lane) throw std::logic_error("salus: the lane rule changed its answer");
+      arena_stale_ = true;  // the job's state is loaded below
       if (lane_runs_.find(*lane) == lane_runs_.end()) {
         lane_runs_[*lane] = LaneRun{take_stream(ctx), std::nullopt};
         ctx.record("salus.lanes", static_cast<double>(lanes_->lanes().size()));
@@ -222,16 +247,19 @@ class Salus final : public Policy {
         load = load_whole(ctx, job, copy_);
       } catch (const OutOfMemory&) {
         ctx.record("salus.reservation_failed", 1);  // unreachable while arena_fits holds
+        arena_stale_ = true;
         drop_from_lane(ctx, job, *lane);
         ++it;
         continue;
       }
+      ++lanes_gen_;  // the job stays in its lane
       SessionState s;
       s.lane = *lane;
       s.ephemeral_bytes = ctx.ephemeral_bytes(job);
       s.unit_estimate_ns = ctx.estimate_unit_ns(job, *gpu_) + overhead_ns_;
       s.loaded = !load.valid();
       s.admitted_seq = next_seq_++;
+      s.state = ctx.job(job);
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
       index_session(job, &sessions_[job]);
@@ -249,20 +277,24 @@ class Salus final : public Policy {
 
   /// Whether gpumux's arena can take the job's state and still hold, in one free block, the
   /// largest ephemeral peak of every admitted job once activations are gone (arena_check.hpp).
-  bool arena_fits(const Context& ctx, JobId job) const {
-    std::vector<Interval> persistent, activations;
-    std::uint64_t max_peak = ctx.ephemeral_bytes(job);
-    for (const auto& [id, s] : sessions_) {
-      max_peak = std::max(max_peak, s.ephemeral_bytes);
-      const ResidencyView res = ctx.job(id).residency(*gpu_);
-      for (const Allocation& a : res.state_blocks()) {
-        if (a.valid()) persistent.push_back({a.offset, a.bytes});
+  bool arena_fits(const Context& ctx, JobId job) {
+    if (arena_stale_) {  // the arena as it is now, shared by the pass's later checks
+      arena_.begin(ctx.memory(*gpu_).capacity_bytes);
+      sessions_peak_ = 0;
+      for (const auto& [id, s] : sessions_) {
+        sessions_peak_ = std::max(sessions_peak_, s.ephemeral_bytes);
+        const ResidencyView res = s.state->residency(*gpu_);
+        for (const Allocation& a : res.state_blocks()) {
+          if (a.valid()) arena_.add_persistent({a.offset, a.bytes});
+        }
+        if (res.activations().valid())
+          arena_.add_activation({res.activations().offset, res.activations().bytes});
       }
-      if (res.activations().valid())
-        activations.push_back({res.activations().offset, res.activations().bytes});
+      arena_.seal();
+      arena_stale_ = false;
     }
-    return peak_fits_after_load(ctx.memory(*gpu_).capacity_bytes, std::move(persistent),
-                                std::move(activations), ctx.persistent_bytes(job), max_peak);
+    return arena_.fits(ctx.persistent_bytes(job),
+                       std::max(sessions_peak_, ctx.ephemeral_bytes(job)));
   }
 
   StreamId take_stream(Context& ctx) {
@@ -277,6 +309,7 @@ class Salus final : public Policy {
 
   /// Removes a job from its lane (destroying the lane if it was the last one).
   void drop_from_lane(Context& ctx, JobId job, LaneId lane) {
+    ++lanes_gen_;
     if (lanes_->release(job)) {
       spare_streams_.push_back(lane_runs_.at(lane).stream);
       lane_runs_.erase(lane);
@@ -352,8 +385,10 @@ class Salus final : public Policy {
       view_.clear();
       candidates_.retain(lane_id, [&](JobId job) {
         const SessionState* st = session(job);
-        if (st == nullptr || st->lane != lane_id || !runnable(ctx, job)) return false;
-        view_.push_back(session_view(ctx, job));
+        if (st == nullptr || st->lane != lane_id) return false;
+        const JobView js = ctx.job(job);
+        if (!(js.active() && st->loaded && js.has_dispatchable_work())) return false;  // runnable
+        view_.push_back(session_view(ctx, job, *st, js, true, /*all=*/false));
         return true;
       });
       for (std::size_t left = view_.size(); left > 0; --left) {
@@ -368,16 +403,11 @@ class Salus final : public Policy {
       return;
     }
     std::vector<Session> view;
-    for (const auto& r : lane->residents) view.push_back(session_view(ctx, r.job));
+    for (const auto& r : lane->residents)
+      view.push_back(session_view(ctx, r.job, sessions_.at(r.job), ctx.job(r.job)));
     for (std::size_t i : iteration_order(sched_, view, work_conserving_)) {
       if (start_iteration(ctx, view[i].job, run_it->second)) return;
     }
-  }
-
-  /// Whether `job` (which has a session) has an iteration to start now.
-  bool runnable(const Context& ctx, JobId job) const {
-    const JobView js = ctx.job(job);
-    return js.active() && session(job)->loaded && js.has_dispatchable_work();
   }
 
   /// The job's session, nullptr if none.
@@ -396,20 +426,24 @@ class Salus final : public Policy {
     session_of_[index_of(job)] = s;
   }
 
-  Session session_view(const Context& ctx, JobId job) const {
-    const SessionState& st = sessions_.at(job);
-    const JobView js = ctx.job(job);
+  /// `st`, `js`: the job's session and state. `runnable`: nullopt = work it out. `all`:
+  /// every field; else only those precedes(sched_) reads (schedule() calls this per candidate).
+  Session session_view(const Context& ctx, JobId job, const SessionState& st, const JobView& js,
+                       std::optional<bool> runnable = std::nullopt, bool all = true) const {
     Session s;
     s.job = job;
     s.admitted_seq = st.admitted_seq;
-    s.runnable = js.active() && st.loaded && js.has_dispatchable_work();
-    s.pending_since_ns = st.pending_since_ns;
-    if (js.inference() && !js.pending_requests().empty()) {
-      s.pending_since_ns =
-          std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests().front()));
-    }
+    s.runnable = runnable ? *runnable : js.active() && st.loaded && js.has_dispatchable_work();
     s.used_ns = st.used_ns;
-    s.iterations_done = js.units_done();
+    if (all || sched_ == SchedPolicy::Pack) {
+      s.pending_since_ns = st.pending_since_ns;
+      if (js.inference() && !js.pending_requests().empty()) {
+        s.pending_since_ns =
+            std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests().front()));
+      }
+    }
+    if (all || sched_ == SchedPolicy::Rr) s.iterations_done = js.units_done();
+    if (!all && sched_ != SchedPolicy::Srtf && sched_ != SchedPolicy::Preempt) return s;
     const std::uint64_t total = js.total_units();
     const DurationNs per_unit = st.unit_estimate_ns;
     const DurationNs hint = js.spec().expected_duration_ns;
@@ -492,6 +526,10 @@ class Salus final : public Policy {
   std::vector<Session> view_;  // schedule()'s candidates (reused: no allocation per iteration)
   std::uint64_t next_seq_ = 0;
   bool arena_blocked_ = false;
+  std::uint64_t lanes_gen_ = 0;      // counts changes of lanes_' membership (admit_pending's skip)
+  ArenaCheck arena_;                 // arena_fits' view of the arena (arena_check.hpp)
+  bool arena_stale_ = true;          // arena_ is older than the arena
+  std::uint64_t sessions_peak_ = 0;  // with arena_: the admitted jobs' largest ephemeral peak
 };
 
 GPUMUX_REGISTER_POLICY("salus", Salus,

@@ -53,7 +53,8 @@ void SimDevice::solve_rates(TimeNs now) {
       const double cap = op.cap;
       const double claim = cap > 0.0 ? cap : 0.0;
       const double share = claim <= 1.0 ? claim : 1.0;
-      op.rate = cap > 0.0 ? 1.0 * share / cap : 0.0;
+      // share == cap (cap <= 1) divides to exactly 1: skip the division (the common case).
+      op.rate = cap > 0.0 ? (share == cap ? 1.0 : 1.0 * share / cap) : 0.0;
       op.finish_ns =
           op.rate > 0.0 ? add_saturated(now, time_to_finish(op.remaining, op.rate)) : kTimeNever;
     }

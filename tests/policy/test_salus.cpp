@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -203,6 +204,48 @@ TEST_CASE("arena check replays best fit and looks for a hole for the peak", "[sa
   // Empty arena: state at 0, the rest free.
   CHECK(peak_fits_after_load(4096, {}, {}, 1000, 3072));
   CHECK_FALSE(peak_fits_after_load(4096, {}, {}, 1000, 3073));
+}
+
+TEST_CASE("ArenaCheck answers as peak_fits_after_load on random arenas", "[salus]") {
+  // Random arenas of 256 B slots, each slot free, persistent or an activation (runs of equal
+  // slots merged or not), some kept between arenas so the cached persistent holes are reused.
+  std::mt19937_64 rng(7);
+  ArenaCheck check;
+  std::vector<Interval> persistent, acts;
+  std::size_t agree = 0;
+  for (int arena = 0; arena < 300; ++arena) {
+    const std::uint64_t slots = 4 + rng() % 20;
+    const std::uint64_t capacity = slots * 256 + (rng() % 2) * 100;
+    if (arena % 3 != 0) {  // new persistent blocks; else only the activations change
+      persistent.clear();
+      for (std::uint64_t s = 0; s < slots; ++s) {
+        if (rng() % 3 == 0) persistent.push_back({s * 256, 256 * (1 + rng() % 2)});
+        if (!persistent.empty() && persistent.back().offset + persistent.back().bytes > s * 256)
+          s = (persistent.back().offset + persistent.back().bytes) / 256;
+      }
+      std::shuffle(persistent.begin(), persistent.end(), rng);
+    }
+    acts.clear();
+    std::vector<bool> used(slots + 2, false);
+    for (const Interval& p : persistent) {
+      for (std::uint64_t o = p.offset; o < p.offset + p.bytes; o += 256) used[o / 256] = true;
+    }
+    for (std::uint64_t s = 0; s < slots; ++s) {
+      if (!used[s] && rng() % 4 == 0) acts.push_back({s * 256, 256});
+    }
+    check.begin(capacity);
+    for (const Interval& p : persistent) check.add_persistent(p);
+    for (const Interval& a : acts) check.add_activation(a);
+    check.seal();
+    for (std::uint64_t state = 0; state <= 1200; state += 100) {
+      for (std::uint64_t peak = 0; peak <= 2000; peak += 150) {
+        const bool want = peak_fits_after_load(capacity, persistent, acts, state, peak);
+        CHECK(check.fits(state, peak) == want);
+        agree += want ? 1 : 0;
+      }
+    }
+  }
+  CHECK(agree > 1000);  // both answers occur
 }
 
 // ---- iteration order ----------------------------------------------------------------------

@@ -38,18 +38,24 @@ class OpCostMemo {
   struct Compute {
     OpKernels kernels;
     double demand = 1.0;
+    /// kernels.full_residual_ns2 / solo and full_wave_residual_ns2 / solo (OpSpec's
+    /// kernel_wait_ns, kernel_wait_priority_ns), solo = kernels.solo_ns(); 0 when solo is 0.
+    double kernel_wait_ns = 0;
+    double kernel_wait_priority_ns = 0;
   };
   [[nodiscard]] Compute op_compute(const Model& model, LayerRange range, std::uint32_t batch,
                                    Pass pass, bool inference);
   /// CostModel::update_kernels(model, optimizer), memoised.
   [[nodiscard]] OpKernels update_kernels(const Model& model, Optimizer optimizer);
+  /// An optimizer step as a Compute (demand 1), memoised with its kernel waits.
+  [[nodiscard]] Compute update_compute(const Model& model, Optimizer optimizer);
 
   [[nodiscard]] const CostModel& cost() const noexcept { return *cost_; }
   /// Distinct shapes memoised so far.
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
 
  private:
-  enum class What : std::uint8_t { Kernels, Demand, Update, Compute };
+  enum class What : std::uint8_t { Kernels, Demand, Update, Compute, UpdateCompute };
   struct Key {
     const Model* model = nullptr;
     std::uint32_t first = 0;
@@ -60,9 +66,12 @@ class OpCostMemo {
   };
   struct Entry {
     Key key;
-    OpKernels kernels;  ///< Kernels, Update, Compute
-    double demand = 0;  ///< Demand, Compute
+    OpKernels kernels;  ///< Kernels, Update, Compute, UpdateCompute
+    double demand = 0;  ///< Demand, Compute, UpdateCompute
+    double kernel_wait_ns = 0, kernel_wait_priority_ns = 0;  ///< Compute, UpdateCompute
   };
+  /// The Compute of `kernels` and `demand`, kernel waits included (divided once per shape).
+  static Compute with_waits(const OpKernels& kernels, double demand) noexcept;
 
   static Key make_key(What what, const Model& model, LayerRange range, std::uint32_t batch,
                       std::uint32_t detail) noexcept;

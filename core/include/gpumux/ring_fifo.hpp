@@ -46,6 +46,14 @@ class RingFifo {
     buf_[(head_ + size_) & mask_] = std::forward<U>(v);
     ++size_;
   }
+  /// Appends an element and returns it to be assigned in place (it holds a stale or
+  /// default value: the caller sets every field).
+  T& push_back_slot() {
+    if (size_ == capacity_) grow();
+    T& slot = buf_[(head_ + size_) & mask_];
+    ++size_;
+    return slot;
+  }
   /// Requires !empty(). The slot keeps a moved-from value until it is reused.
   void pop_front() noexcept {
     head_ = (head_ + 1) & mask_;
