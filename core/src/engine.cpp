@@ -290,6 +290,19 @@ class EngineImpl final : public DeviceObserver, public Context {
   EventStream log_;         // the log (when kept) and the attached sinks
   NoteLabels note_labels_;  // device notes' labels, interned in log_
   std::size_t done_jobs_ = 0;
+  // A kill's memory on a device, kept from the pool until the device has reported the `ops`
+  // aborted ops still running there (device.hpp, abort semantics); freed at due_ns at the
+  // earliest (process reaping).
+  struct Parked {
+    JobId job;
+    DeviceId device;
+    std::uint32_t ops;
+    TimeNs due_ns;
+    std::vector<Allocation> held;
+  };
+  std::vector<Parked> parked_;
+  bool in_abort_ = false;  // inside Device::abort(): its Aborted reports are the kill itself
+  void unpark(JobId job, DeviceId device);
 };
 
 EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> jobs,
@@ -588,7 +601,12 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
           break;
       }
     } else {
-      rewind(s, info, r.status == OpStatus::Aborted);
+      if (r.status == OpStatus::Aborted && !in_abort_) {
+        unpark(info.job, info.device);  // the kill already rewound the job; the device let go
+        if (s.done() && res.ops_in_flight == 0) release_weights(s, info.device);
+      } else {
+        rewind(s, info, r.status == OpStatus::Aborted);
+      }
       if (!s.done()) queue_hook({Hook::Kind::OpComplete, info.job, {}, r, {}, 0});
     }
   }
@@ -659,6 +677,23 @@ void EngineImpl::finish_job(JobState& s, std::string_view how) {
   e.label = log_.intern(how);
   emit(e);
   if (s.phase == JobPhase::Finished) queue_hook({Hook::Kind::JobFinish, s.id, {}, {}, {}, 0});
+}
+
+void EngineImpl::unpark(JobId job, DeviceId device) {
+  for (auto it = parked_.begin(); it != parked_.end(); ++it) {
+    if (it->job != job || it->device != device || --it->ops > 0) continue;
+    auto free = [this, p = std::move(*it)] {
+      for (const Allocation& a : p.held) release(states_[index_of(p.job)], p.device, a, "reaped");
+    };
+    const TimeNs due = it->due_ns;
+    parked_.erase(it);
+    if (due > runtime_.now()) {
+      runtime_.schedule_at(due, std::move(free));
+    } else {
+      free();
+    }
+    return;
+  }
 }
 
 void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
@@ -1118,7 +1153,9 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   JobState& s = active_job(job, "preempt");
   std::size_t n = 0;
   const bool aborting = mode != PreemptMode::DropQueued;
+  in_abort_ = aborting;
   for (Device* d : devices_) n += aborting ? d->abort(job) : d->drop_pending(job);
+  in_abort_ = false;
   if (aborting) {
     // The task is gone: its device memory and the unit in progress are lost. A killed
     // process's memory stays allocated until the process is reaped (interference-anchors
@@ -1127,7 +1164,8 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
       const DeviceId dev{static_cast<std::uint16_t>(d)};
       const DurationNs reap =
           mode == PreemptMode::Kill && is_gpu(dev) ? devices_[d]->profile().process_reap_ns : 0;
-      if (reap == 0) {
+      const std::uint32_t running = s.residency[d].ops_in_flight;  // aborted, not yet let go
+      if (reap == 0 && running == 0) {
         release_activations(s, dev);
         release_weights(s, dev);
         continue;
@@ -1143,6 +1181,10 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
       res.bytes = 0;
       res.reset(res.layers.size(), Residency::Absent);
       if (held.empty()) continue;
+      if (running > 0) {
+        parked_.push_back({job, dev, running, runtime_.now() + reap, std::move(held)});
+        continue;
+      }
       runtime_.schedule_after(reap, [this, job, dev, held = std::move(held)] {
         for (const Allocation& a : held) release(states_[index_of(job)], dev, a, "reaped");
       });
@@ -1264,7 +1306,9 @@ void EngineImpl::cancel_timer(TimerId id) {
 
 void EngineImpl::reject(JobId job, std::string_view reason) {
   JobState& s = active_job(job, "reject");
+  in_abort_ = true;
   for (Device* d : devices_) d->abort(job);
+  in_abort_ = false;
   s.has_last_op = false;
   finish_job(s, "rejected: " + std::string(reason));
 }
