@@ -682,8 +682,8 @@ void EngineImpl::finish_job(JobState& s, std::string_view how) {
 void EngineImpl::unpark(JobId job, DeviceId device) {
   for (auto it = parked_.begin(); it != parked_.end(); ++it) {
     if (it->job != job || it->device != device || --it->ops > 0) continue;
-    auto free = [this, p = std::move(*it)] {
-      for (const Allocation& a : p.held) release(states_[index_of(p.job)], p.device, a, "reaped");
+    auto free = [this, job, device, held = std::move(it->held)] {
+      for (const Allocation& a : held) release(states_[index_of(job)], device, a, "reaped");
     };
     const TimeNs due = it->due_ns;
     parked_.erase(it);

@@ -68,7 +68,9 @@ class ContractRecorder final : public DeviceObserver {
 
   enum class Call { None, Submit, Drop, Abort, Dependencies };
   /// Device calls made through these wrappers are watched for forbidden re-entry.
-  void submit(const OpSpec& op) { watched(Call::Submit, [&] { rig_.device().submit(op); }); }
+  void submit(const OpSpec& op) {
+    watched(Call::Submit, [&] { rig_.device().submit(op); });
+  }
   std::size_t abort(JobId job) {
     std::size_t n = 0;
     watched(Call::Abort, [&] { n = rig_.device().abort(job); });
@@ -163,7 +165,7 @@ inline void dependencies_across_streams(const RigFactory& make) {
   add_streams(rig, 2, 2);
   rec.submit(work_op(rig, 0, 1, 0, 5 * kMs));
   OpSpec dependent = work_op(rig, 1, 2, 1, 1 * kMs);
-  dependent.after = {OpId{0}};
+  dependent.after.add(OpId{0});
   rec.submit(dependent);
   rec.submit(work_op(rig, 2, 2, 1, 1 * kMs));  // behind the dependent op on its stream
   rig.runtime().run();
@@ -182,7 +184,7 @@ inline void dependency_released_by_dependencies_changed(const RigFactory& make) 
   ContractRecorder rec(rig);
   add_streams(rig, 1, 1);
   OpSpec op = work_op(rig, 1, 1, 0, 1 * kMs);
-  op.after = {OpId{100}};  // not an op of this device
+  op.after.add(OpId{100});  // not an op of this device
   rec.submit(op);
   rig.runtime().schedule_after(2 * kMs, [&] {
     CHECK(rec.started.count(OpId{1}) == 0);
@@ -324,29 +326,29 @@ inline void zero_length_op(const RigFactory& make) {
 
 /// The suite for one platform: NAME (a string literal), TAGS (Catch tags), MAKE (a RigFactory
 /// expression) and STOPS (whether abort() stops an issued op before its end).
-#define GPUMUX_DEVICE_CONFORMANCE(NAME, TAGS, MAKE, STOPS)                                        \
-  TEST_CASE("device contract (" NAME "): FIFO order within a stream", TAGS) {                     \
-    gpumux::conformance::fifo_within_a_stream(MAKE);                                              \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): dependencies across streams", TAGS) {                    \
-    gpumux::conformance::dependencies_across_streams(MAKE);                                       \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): dependencies_changed releases a foreign dependency",     \
-            TAGS) {                                                                               \
-    gpumux::conformance::dependency_released_by_dependencies_changed(MAKE);                       \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): abort of queued and running ops", TAGS) {                \
-    gpumux::conformance::abort_queued_and_running(MAKE, STOPS);                                   \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): drop_pending spares issued ops", TAGS) {                 \
-    gpumux::conformance::drop_pending_spares_issued(MAKE);                                        \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): callbacks after bookkeeping, re-entry allowed", TAGS) {  \
-    gpumux::conformance::callbacks_after_bookkeeping(MAKE);                                       \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): timestamps monotone", TAGS) {                            \
-    gpumux::conformance::timestamps_monotone(MAKE);                                               \
-  }                                                                                               \
-  TEST_CASE("device contract (" NAME "): a zero-length op", TAGS) {                               \
-    gpumux::conformance::zero_length_op(MAKE);                                                    \
+#define GPUMUX_DEVICE_CONFORMANCE(NAME, TAGS, MAKE, STOPS)                                       \
+  TEST_CASE("device contract (" NAME "): FIFO order within a stream", TAGS) {                    \
+    gpumux::conformance::fifo_within_a_stream(MAKE);                                             \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): dependencies across streams", TAGS) {                   \
+    gpumux::conformance::dependencies_across_streams(MAKE);                                      \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): dependencies_changed releases a foreign dependency",    \
+            TAGS) {                                                                              \
+    gpumux::conformance::dependency_released_by_dependencies_changed(MAKE);                      \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): abort of queued and running ops", TAGS) {               \
+    gpumux::conformance::abort_queued_and_running(MAKE, STOPS);                                  \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): drop_pending spares issued ops", TAGS) {                \
+    gpumux::conformance::drop_pending_spares_issued(MAKE);                                       \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): callbacks after bookkeeping, re-entry allowed", TAGS) { \
+    gpumux::conformance::callbacks_after_bookkeeping(MAKE);                                      \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): timestamps monotone", TAGS) {                           \
+    gpumux::conformance::timestamps_monotone(MAKE);                                              \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): a zero-length op", TAGS) {                              \
+    gpumux::conformance::zero_length_op(MAKE);                                                   \
   }
