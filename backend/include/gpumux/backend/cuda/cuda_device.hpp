@@ -34,7 +34,7 @@
 //   runtime thread the device reads the events: started/finished are device times (elapsed
 //   time from a reference event whose host time was taken when it was recorded, re-anchored
 //   every second so float milliseconds keep sub-microsecond resolution), clamped to
-//   [submitted, now]. The observer is called back as in SimDevice (after the bookkeeping, on
+//   [submitted, now]. The observer is called back as device.hpp says (after the bookkeeping, on
 //   the runtime thread, exactly once per op; it may re-enter).
 //
 // Preemption (device.hpp, "Drop and abort")
