@@ -521,7 +521,9 @@ void CudaDevice::report_aborted(std::uint64_t token, TimeNs end) {
   if (it == aborting_.end()) return;
   OpRecord r = it->second;
   aborting_.erase(it);
+  // Its start was never reported (that happens with the end): started == finished.
   r.finished_ns = std::max(r.started_ns, end);
+  r.started_ns = r.finished_ns;
   observer_->on_op_finished(r);  // may re-enter
 }
 

@@ -372,6 +372,7 @@ void EmulatedDevice::on_finished(std::uint32_t stream, std::uint32_t slot, std::
     OpRecord r = *s.aborting;
     s.aborting.reset();
     r.finished_ns = std::max(r.started_ns, t1);
+    if (!s.aborting_started) r.started_ns = r.finished_ns;  // never started: start == end
     evaluate();
     observer_->on_op_finished(r);  // may re-enter
     return;
@@ -414,6 +415,7 @@ std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
     if (op.phase == Phase::Running) {
       // A worker holds it: cancelled now, reported when the worker lets go (on_finished).
       queues_.stream(op.stream).aborting = make_record(op, status, now);
+      queues_.stream(op.stream).aborting_started = op.start_reported;
     } else {
       records.push_back(make_record(op, status, now));
     }

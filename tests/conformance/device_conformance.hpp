@@ -245,6 +245,29 @@ inline void abort_queued_and_running(const RigFactory& make, bool stops_running)
   CHECK(rec.violations.empty());
 }
 
+/// An issued op aborted in its set-up, before any start was reported: reported Aborted with
+/// no on_op_started and started == finished (the recorder checks both), now or later.
+inline void abort_before_start(const RigFactory& make) {
+  DeviceRig rig = make();
+  ContractRecorder rec(rig);
+  add_streams(rig, 1, 1);
+  OpSpec op = work_op(rig, 0, 7, 0, 2000 * kMs);
+  op.setup_ns = 2000 * kMs;
+  rec.submit(op);
+  rec.submit(work_op(rig, 1, 8, 0, 1 * kMs));
+  std::size_t aborted = 0;
+  rig.runtime().schedule_after(5 * kMs, [&] { aborted = rec.abort(JobId{7}); });
+  rig.runtime().run();
+  CHECK(aborted == 1);
+  CHECK(rec.record(0).status == OpStatus::Aborted);
+  CHECK(rec.started.count(OpId{0}) == 0);
+  CHECK(rec.record(0).started_ns == rec.record(0).finished_ns);
+  CHECK(rec.record(1).status == OpStatus::Ok);
+  CHECK(rec.position("end 0") < rec.position("start 1"));
+  for (const auto& v : rec.violations) UNSCOPED_INFO(v);
+  CHECK(rec.violations.empty());
+}
+
 /// drop_pending(): queued compute of the job reported Dropped before it returns; the issued
 /// op runs to its end.
 inline void drop_pending_spares_issued(const RigFactory& make) {
@@ -339,6 +362,9 @@ inline void zero_length_op(const RigFactory& make) {
   }                                                                                              \
   TEST_CASE("device contract (" NAME "): abort of queued and running ops", TAGS) {               \
     gpumux::conformance::abort_queued_and_running(MAKE, STOPS);                                  \
+  }                                                                                              \
+  TEST_CASE("device contract (" NAME "): abort before the start was reported", TAGS) {           \
+    gpumux::conformance::abort_before_start(MAKE);                                               \
   }                                                                                              \
   TEST_CASE("device contract (" NAME "): drop_pending spares issued ops", TAGS) {                \
     gpumux::conformance::drop_pending_spares_issued(MAKE);                                       \

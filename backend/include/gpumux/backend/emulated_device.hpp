@@ -136,6 +136,7 @@ class EmulatedDevice final : public Device {
     bool busy = false;  ///< a worker is executing (or winding down) an op
     /// The record of an aborted op its worker still holds: reported when the worker lets go.
     std::optional<OpRecord> aborting;
+    bool aborting_started = false;  ///< its start was reported
   };
 
   /// What a worker needs to execute one op (copied out of OpState: slots are reused).
