@@ -513,6 +513,18 @@ void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint
     enqueued_[raw(op.spec.id)] = slot;
   }
   evaluate();
+  if (!gpu) report_aborted(token, runtime_.now());  // an aborted op its launcher skipped
+}
+
+void CudaDevice::report_aborted(std::uint64_t token, TimeNs end) {
+  const auto it = aborting_.find(token);
+  if (it == aborting_.end()) return;
+  OpRecord r = it->second;
+  aborting_.erase(it);
+  // Its start was never reported (that happens with the end): started == finished.
+  r.finished_ns = std::max(r.started_ns, end);
+  r.started_ns = r.finished_ns;
+  observer_->on_op_finished(r);  // may re-enter
 }
 
 OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs start,
@@ -525,7 +537,8 @@ void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint
   OpState& op = queues_.op(slot);
   if (!queues_.current(slot, token) ||
       (op.phase != Phase::Launching && op.phase != Phase::Enqueued)) {
-    evaluate();  // an aborted op finished on the GPU: nothing to report
+    evaluate();  // an aborted op finished on the GPU: its memory is free now
+    report_aborted(token, runtime_.now());
     return;
   }
   const TimeNs now = runtime_.now();
@@ -561,8 +574,11 @@ void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uin
     issue(s);
     observer_->on_op_started(r.op, r.started_ns);
     observer_->on_op_finished(r);
+    evaluate();
+    return;
   }
   evaluate();
+  report_aborted(token, std::max(t0, t1));  // an aborted host op whose sleep ended
 }
 
 // ---- drop and abort ----
@@ -579,18 +595,25 @@ std::size_t CudaDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;
+  std::size_t n = 0;
   const auto take = [&](std::uint32_t slot) {
     OpState& op = queues_.op(slot);
-    records.push_back(make_record(op, status, now, now));
+    ++n;
+    if (op.phase == Phase::Launching || op.phase == Phase::Enqueued) {
+      // A launcher or the GPU holds it: reported when it lets go (report_aborted).
+      aborting_.emplace(queues_.token(slot), make_record(op, status, now, now));
+    } else {
+      records.push_back(make_record(op, status, now, now));
+    }
     if (op.cancel) op.cancel->cancel();  // a launcher not yet past it skips it
     // Later posts about it carry a stale token and are ignored.
     free_slot(slot);
   };
   queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
-  if (records.empty()) return 0;
+  if (n == 0) return 0;
   evaluate();
   for (const OpRecord& r : records) observer_->on_op_finished(r);
-  return records.size();
+  return n;
 }
 
 }  // namespace gpumux

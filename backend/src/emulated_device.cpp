@@ -368,6 +368,15 @@ void EmulatedDevice::on_finished(std::uint32_t stream, std::uint32_t slot, std::
   runtime_.done_pending();
   StreamState& s = queues_.stream(stream);
   s.busy = false;
+  if (s.aborting) {  // the worker let go of an aborted op: now it is reported (device.hpp)
+    OpRecord r = *s.aborting;
+    s.aborting.reset();
+    r.finished_ns = std::max(r.started_ns, t1);
+    if (!s.aborting_started) r.started_ns = r.finished_ns;  // never started: start == end
+    evaluate();
+    observer_->on_op_finished(r);  // may re-enter
+    return;
+  }
   OpState& op = queues_.op(slot);
   if (queues_.current(slot, token) && op.phase == Phase::Running) {
     OpRecord r = make_record(op, OpStatus::Ok, t1);
@@ -399,17 +408,25 @@ std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
   const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
   std::vector<OpRecord> records;  // rare path: allocation is fine
+  std::size_t n = 0;
   const auto take = [&](std::uint32_t slot) {
     OpState& op = queues_.op(slot);
-    records.push_back(make_record(op, status, now));
+    ++n;
+    if (op.phase == Phase::Running) {
+      // A worker holds it: cancelled now, reported when the worker lets go (on_finished).
+      queues_.stream(op.stream).aborting = make_record(op, status, now);
+      queues_.stream(op.stream).aborting_started = op.start_reported;
+    } else {
+      records.push_back(make_record(op, status, now));
+    }
     if (op.cancel) op.cancel->cancel();  // the worker lets go; its posts are ignored
     free_slot(slot);
   };
   queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
-  if (records.empty()) return 0;
+  if (n == 0) return 0;
   evaluate();
   for (const OpRecord& r : records) observer_->on_op_finished(r);
-  return records.size();
+  return n;
 }
 
 }  // namespace gpumux

@@ -163,7 +163,14 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
           break;
       }
     } else {
-      rewind(s, info, r.status == OpStatus::Aborted);
+      if (r.status == OpStatus::Aborted && !in_abort_) {
+        // A late abort report: the kill already rewound the job; the device let go of the
+        // op's memory now (device.hpp, abort semantics).
+        placement_.unpark(info.job, info.device);
+        if (s.done() && res.ops_in_flight == 0) placement_.release_weights(s, info.device);
+      } else {
+        rewind(s, info, r.status == OpStatus::Aborted);
+      }
       if (!s.done()) hooks_.op_complete(info.job, r);
     }
   }

@@ -266,7 +266,9 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   JobState& s = active_job(job, "preempt");
   std::size_t n = 0;
   const bool aborting = mode != PreemptMode::DropQueued;
+  in_abort_ = aborting;
   for (Device* d : devices_) n += aborting ? d->abort(job) : d->drop_pending(job);
+  in_abort_ = false;
   if (aborting) {
     // The task is gone: its device memory and the unit in progress are lost. A killed
     // process's memory stays allocated until the process is reaped (interference-anchors
@@ -275,7 +277,9 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
       const DeviceId dev{static_cast<std::uint16_t>(d)};
       const DurationNs reap =
           mode == PreemptMode::Kill && is_gpu(dev) ? devices_[d]->profile().process_reap_ns : 0;
-      placement_.abandon(s, dev, reap);
+      // Ops the device reported aborted inside abort() are out of the count; the rest are
+      // still running there and hold the memory until their late report.
+      placement_.abandon(s, dev, reap, s.residency[d].ops_in_flight);
     }
     s.dispatched = progress::unit_start(s.completed);
     s.completed = s.dispatched;
@@ -381,7 +385,9 @@ void EngineImpl::cancel_timer(TimerId id) {
 
 void EngineImpl::reject(JobId job, std::string_view reason) {
   JobState& s = active_job(job, "reject");
+  in_abort_ = true;
   for (Device* d : devices_) d->abort(job);
+  in_abort_ = false;
   s.has_last_op = false;
   finish_job(s, EndReason::Rejected, reason);
 }

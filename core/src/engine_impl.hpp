@@ -228,6 +228,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<bool> timer_live_;
   std::mt19937_64 rng_;
   std::size_t done_jobs_ = 0;
+  bool in_abort_ = false;  // inside Device::abort(): its Aborted reports are the kill itself
 };
 
 }  // namespace gpumux

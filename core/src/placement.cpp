@@ -91,8 +91,9 @@ void Placement::release_weights(JobState& s, DeviceId device) {
   res.reset(res.layers.size(), Residency::Absent);
 }
 
-void Placement::abandon(JobState& s, DeviceId device, DurationNs reap_ns) {
-  if (reap_ns == 0) {
+void Placement::abandon(JobState& s, DeviceId device, DurationNs reap_ns,
+                        std::uint32_t running) {
+  if (reap_ns == 0 && running == 0) {
     release_activations(s, device);
     release_weights(s, device);
     return;
@@ -108,9 +109,30 @@ void Placement::abandon(JobState& s, DeviceId device, DurationNs reap_ns) {
   res.bytes = 0;
   res.reset(res.layers.size(), Residency::Absent);
   if (held.empty()) return;
+  if (running > 0) {
+    parked_.push_back({s.id, device, running, runtime_.now() + reap_ns, std::move(held)});
+    return;
+  }
   runtime_.schedule_after(reap_ns, [this, job = s.id, device, held = std::move(held)] {
     for (const Allocation& a : held) release(job, device, a, "reaped");
   });
+}
+
+void Placement::unpark(JobId job, DeviceId device) {
+  for (auto it = parked_.begin(); it != parked_.end(); ++it) {
+    if (it->job != job || it->device != device || --it->ops > 0) continue;
+    std::vector<Allocation> held = std::move(it->held);
+    const TimeNs due = it->due_ns;
+    parked_.erase(it);
+    if (due > runtime_.now()) {
+      runtime_.schedule_at(due, [this, job, device, held = std::move(held)] {
+        for (const Allocation& a : held) release(job, device, a, "reaped");
+      });
+    } else {
+      for (const Allocation& a : held) release(job, device, a, "reaped");
+    }
+    return;
+  }
 }
 
 Allocation Placement::allocate(const JobState& s, DeviceId device, std::uint64_t bytes,

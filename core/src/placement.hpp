@@ -58,7 +58,12 @@ class Placement {
   void release_weights(JobState& s, DeviceId device);
   /// The job loses its state on `device` at once; the memory returns to the pool `reap_ns`
   /// later (a killed process's memory stays allocated until it is reaped), or now when 0.
-  void abandon(JobState& s, DeviceId device, DurationNs reap_ns);
+  /// `running`: the job's aborted ops the device has not let go of yet (device.hpp, abort
+  /// semantics); then the memory is parked until unpark() has been called that many times,
+  /// and returns at the later of that moment and `reap_ns` after now.
+  void abandon(JobState& s, DeviceId device, DurationNs reap_ns, std::uint32_t running = 0);
+  /// The device reported one of the job's aborted ops on `device` after abort() returned.
+  void unpark(JobId job, DeviceId device);
 
  private:
   void allocate_activations(JobState& s, DeviceId device);
@@ -75,6 +80,16 @@ class Placement {
   EngineEvents& events_;
   std::vector<std::unique_ptr<MemoryResource>> memory_;  // per device
   std::vector<bool> gpu_;                                // per device
+  // A kill's memory on a device, held until the device has reported its `ops` running ops
+  // aborted; freed at due_ns at the earliest (process reaping).
+  struct Parked {
+    JobId job;
+    DeviceId device;
+    std::uint32_t ops;
+    TimeNs due_ns;
+    std::vector<Allocation> held;
+  };
+  std::vector<Parked> parked_;
 };
 
 }  // namespace gpumux

@@ -1,6 +1,14 @@
-// Every registered policy, over every standard small trace: the invariants hold and two runs
-// of the same config and seed give byte-identical events. A new policy is picked up from the
-// registry with no new test code.
+// Policy conformance, parameterised over platforms: every registered policy runs on "sim"
+// (every standard small trace, plus the short workload) and on "emulated" (the short
+// workload, in wall-clock time with real worker threads), and the same checks hold on both:
+// the invariants, every submitted op ended exactly once, every job finished or was rejected.
+// Nothing is downgraded to a warning: a PolicyError, a stall or a horizon hit fails the test.
+// Only sim is deterministic, so only sim also checks that two runs give identical events.
+// A new policy is picked up from the registry with no new test code.
+#include <map>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "gpumux/device_profile.hpp"
@@ -9,32 +17,104 @@
 
 using namespace gpumux;
 
-TEST_CASE("every policy keeps the invariants on the standard traces", "[conformance]") {
-  const auto root = test::source_dir();
-  // A GPU plus a CPU device, so policies that migrate to the CPU can.
-  const std::vector<std::string> devices{"v100-pcie3x16", "xeon-2x18"};
+namespace {
+
+// A GPU plus a CPU device, so policies that migrate to the CPU can.
+const std::vector<std::string> kDevices{"v100-pcie3x16", "xeon-2x18"};
+
+// Short on purpose: a whole policy run takes a few hundred ms of wall time on "emulated".
+// Small models, so that a policy running them on the CPU device (real Eigen compute) stays
+// quick, also in sanitizer builds.
+nlohmann::json short_workload() {
+  return {{"jobs",
+           {{{"name", "train-vae"},
+             {"kind", "training"},
+             {"model", "vae"},
+             {"batch", 4},
+             {"arrival_s", 0.0},
+             {"iterations", 3}},
+            {{"name", "svc-mobilenet"},
+             {"kind", "inference"},
+             {"model", "mobilenet_v2"},
+             {"batch", 1},
+             {"arrival_s", 0.0},
+             {"requests", {0.005, 0.02, 0.04}},
+             {"slo_ms", 50},
+             {"priority", 10}},
+            {{"name", "svc-seq2seq"},
+             {"kind", "inference"},
+             {"model", "seq2seq"},
+             {"batch", 2},
+             {"arrival_s", 0.01},
+             {"requests", {0.012, 0.03}}}}}};
+}
+
+nlohmann::json config_for(const std::string& policy, const std::string& platform,
+                          nlohmann::json workload) {
+  auto doc = test::make_config(policy, std::move(workload), kDevices);
+  if (platform == "emulated") {
+    doc["platform"] = "emulated";
+    // Process start-up (2.6 s in the profiles) and every other emulated duration x 0.05: the
+    // plumbing is what is under test, not the profile's numbers.
+    doc["platform_params"] = {
+        {"time_scale", 0.05}, {"host_arena_mib", 64}, {"host_weights_mib", 16}};
+    doc["horizon_s"] = 10.0;
+  }
+  return doc;
+}
+
+// The checks every platform passes.
+ExperimentResult run_and_check(const nlohmann::json& doc, bool virtual_time) {
   std::vector<std::uint64_t> capacity;
   std::vector<bool> is_cpu;
-  for (const auto& d : devices) {
-    const DeviceProfile p = find_device_profile(root / "traces" / "devices", d);
+  for (const auto& d : kDevices) {
+    const DeviceProfile p = find_device_profile(test::source_dir() / "traces" / "devices", d);
     capacity.push_back(p.memory_bytes);
     is_cpu.push_back(p.kind == DeviceKind::Cpu);
   }
+  ExperimentResult r = test::run_config(doc);  // a PolicyError fails the test here
+  INFO(r.platform_description);
+  std::map<std::uint64_t, int> submitted, ended;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::OpSubmit) ++submitted[e.op];
+    if (e.kind == EventKind::OpEnd) ++ended[e.op];
+  }
+  CHECK(submitted == ended);  // the device lost or repeated nothing
+  const auto violations = test::check_invariants(r, capacity, is_cpu, virtual_time);
+  for (const auto& v : violations) UNSCOPED_INFO(v);
+  CHECK(violations.empty());
+  CHECK(r.run.jobs_unfinished == 0);
+  CHECK(r.run.jobs_finished + r.run.jobs_rejected == r.jobs.size());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("every policy keeps the invariants on sim", "[conformance]") {
   const auto policies = PolicyRegistry::instance().names();
   REQUIRE(policies.size() >= 5);
+  std::vector<nlohmann::json> workloads;
+  for (const auto& trace : test::standard_traces()) workloads.push_back({{"files", {trace}}});
+  workloads.push_back(short_workload());
   for (const auto& policy : policies) {
-    for (const auto& trace : test::standard_traces()) {
-      DYNAMIC_SECTION(policy << " on " << trace) {
-        const auto doc = test::make_config(policy, {{"files", {trace}}}, devices);
-        const ExperimentResult first = test::run_config(doc);
-        const auto violations = test::check_invariants(first, capacity, is_cpu, true);
-        for (const auto& v : violations) UNSCOPED_INFO(v);
-        CHECK(violations.empty());
-        CHECK(first.run.jobs_unfinished == 0);
-        CHECK(first.run.jobs_finished + first.run.jobs_rejected == first.jobs.size());
+    for (std::size_t w = 0; w < workloads.size(); ++w) {
+      DYNAMIC_SECTION(policy << " on sim, workload " << w) {
+        const auto doc = config_for(policy, "sim", workloads[w]);
+        const ExperimentResult first = run_and_check(doc, /*virtual_time=*/true);
         const ExperimentResult second = test::run_config(doc);
         CHECK(test::events_jsonl(first) == test::events_jsonl(second));
       }
+    }
+  }
+}
+
+TEST_CASE("every policy keeps the invariants on emulated", "[conformance]") {
+  const auto policies = PolicyRegistry::instance().names();
+  REQUIRE(policies.size() >= 5);
+  for (const auto& policy : policies) {
+    DYNAMIC_SECTION(policy << " on emulated") {
+      (void)run_and_check(config_for(policy, "emulated", short_workload()),
+                          /*virtual_time=*/false);
     }
   }
 }

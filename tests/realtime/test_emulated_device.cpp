@@ -215,14 +215,22 @@ TEST_CASE("EmulatedDevice: drop_pending drops queued ops only and abort stops is
     rig.dev.submit(sleep_op(1, 3, 0, 2000 * kMs));
     rig.dev.submit(sleep_op(2, 4, 0, 2 * kMs));  // another job, behind them on the stream
     std::size_t aborted = 0;
+    bool running_reported_at_abort = true;
     rig.rec.start_hook_ = [&](OpId op) {
       if (op == OpId{0})
-        rig.rt.schedule_after(10 * kMs, [&] { aborted = rig.dev.abort(JobId{3}); });
+        rig.rt.schedule_after(10 * kMs, [&] {
+          aborted = rig.dev.abort(JobId{3});
+          // The queued op is reported at once; the running one only when its worker has let
+          // go of it (device.hpp, abort semantics), which is never inside this callback.
+          CHECK(rig.rec.ended_.count(OpId{1}) == 1);
+          running_reported_at_abort = rig.rec.ended_.count(OpId{0}) == 1;
+        });
     };
     const auto t0 = std::chrono::steady_clock::now();
     rig.rt.run();
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1000));
     CHECK(aborted == 2);
+    CHECK_FALSE(running_reported_at_abort);
     const OpRecord& a = rig.rec.ended_.at(OpId{0});
     CHECK(a.status == OpStatus::Aborted);
     CHECK(a.started_ns < a.finished_ns);  // it had started

@@ -1,14 +1,10 @@
-// A device of platform "emulated" (and the CPU device of platform "cuda"): the simulator's
-// stream, in-flight and drop semantics (sim/include/gpumux/sim/sim_device.hpp) in wall-clock
-// time, with the work done for real on worker threads.
+// A device of platform "emulated" (and the CPU device of platform "cuda"): the device contract
+// of core/include/gpumux/device.hpp in wall-clock time, with the work done for real on worker
+// threads.
 //
-// Streams and ops (as in SimDevice)
-//   Each stream has a FIFO host queue and a list of issued ops: an op is issued while the stream
-//   has fewer than max_in_flight issued, unfinished ops. Only the oldest issued op (the head)
-//   executes. The head waits until every op of its `after` list is complete
-//   (observer->is_complete; re-checked after every completion on this device and on
-//   dependencies_changed()), then is handed to a worker thread, which spends `setup_ns`, reports
-//   the start (on_op_started) and runs the main phase:
+// Streams and ops (device.hpp)
+//   The head of a stream, once its `after` list is complete, is handed to a worker thread,
+//   which spends `setup_ns`, reports the start (on_op_started) and runs the main phase:
 //   - Host op, and Compute on a GPU: a sleep of solo_ns (the profile's prediction).
 //   - Compute on a CPU: the layers through Eigen (CpuExecutor); its duration is real.
 //   - CopyH2D / CopyD2H / CopyD2D: the link latency, then `bytes` paced to the link bandwidth
@@ -24,16 +20,17 @@
 //   worker thread); concurrent copies in one direction share the link (LinkPacer).
 //   A CPU device has no link: submitting a copy to it throws std::logic_error.
 //
-// Completion
+// Completion and abort (device.hpp)
 //   Workers post() their start and end (times measured on the worker, experiment clock) to the
 //   runtime; the device's bookkeeping and every observer call happen on the runtime thread.
 //   A finished op is reported exactly once (on_op_finished, status Ok) after its stream was
 //   updated; the observer may call any method of this or another device from inside it.
-//   drop_pending() reports queued ops of the job as Dropped and abort() queued and issued ops
-//   as Aborted, synchronously (started = finished = now unless the start was already
-//   reported). An aborted op that was executing is cancelled on its worker (sleeps and paced
-//   copies end at once, Eigen stops at the next GEMM chunk); its stream starts its next op only
-//   when the worker has let go, and a start or end it posts afterwards is ignored.
+//   drop_pending() reports queued ops of the job as Dropped and abort() queued ones as Aborted,
+//   synchronously (started = finished = now). An aborted op already handed to a worker is
+//   cancelled there (sleeps and paced copies end at once, Eigen stops at the next GEMM chunk)
+//   and reported Aborted only when the worker has let go of it (finished = the worker's end,
+//   after abort() returned): until then it still writes the arena. Its stream starts its next
+//   op only then, and a start the worker posts after the abort is not reported.
 //
 // Time: ns (experiment clock of the RealRuntime); bandwidths in bytes per ns (= GB/s).
 // `time_scale` multiplies every emulated duration (sleeps, latencies, link time), not the
@@ -49,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -136,6 +134,9 @@ class EmulatedDevice final : public Device {
 
   struct StreamState : QueuedStream {
     bool busy = false;  ///< a worker is executing (or winding down) an op
+    /// The record of an aborted op its worker still holds: reported when the worker lets go.
+    std::optional<OpRecord> aborting;
+    bool aborting_started = false;  ///< its start was reported
   };
 
   /// What a worker needs to execute one op (copied out of OpState: slots are reused).

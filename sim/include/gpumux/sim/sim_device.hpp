@@ -1,14 +1,10 @@
-// A simulated GPU or CPU (profile.kind) of platform "sim". Its semantics are the contract every
-// platform implements; the real backends match them as closely as the hardware allows.
+// A simulated GPU or CPU (profile.kind) of platform "sim". It follows the device contract of
+// core/include/gpumux/device.hpp (streams, FIFO, notifications, drop and abort); this header
+// states what the simulator adds: phases, timing and sharing.
 //
 // Streams and ops
-//   Contexts and streams are registered by the engine. Each stream has a FIFO host queue and a
-//   list of issued ops: an op is issued (moved out of the host queue) while the stream has fewer
-//   than max_in_flight issued, unfinished ops. Only the oldest issued op of a stream executes
-//   (stream order). That head op waits until every op of its `after` list is complete
-//   (observer->is_complete; re-checked on dependencies_changed() and after every completion on
-//   this device), then spends `setup_ns` (host-side, uses no resource), then is reported started
-//   (on_op_started) and enters its main phase:
+//   As in device.hpp. The head spends `setup_ns` (host-side, uses no resource), then is
+//   reported started (on_op_started) and enters its main phase:
 //   - Host: a pure delay of solo_ns.
 //   - Compute: solo_ns of work on the compute engine at a rate in [0, 1] (sharing below).
 //   - CopyH2D / CopyD2H: a fixed latency (h2d_latency_ns / d2h_latency_ns, no bandwidth used),
@@ -52,12 +48,11 @@
 //   Submits, drops and dependency changes are evaluated in a runtime event at the current time,
 //   so the observer is never called back from inside submit() or dependencies_changed().
 //
-// Completion and re-entry
-//   A finished op leaves its stream and is reported once through on_op_finished (status Ok,
-//   submitted/started/finished times). Notifications are delivered after the device's
-//   bookkeeping is complete; the observer may call any method of this or another device from
-//   inside them. drop_pending() and abort() report their ops (Dropped / Aborted, started =
-//   finished = now unless the op had started) synchronously, before they return.
+// Completion and abort
+//   As in device.hpp. A finished op leaves its stream and is reported once (status Ok). The
+//   simulator stops an aborted op at once: abort() reports every op of the job (queued and
+//   issued) Aborted synchronously, before it returns (started = finished = now unless the op
+//   had started), so its memory may be released at the same instant.
 //
 // Thread rules: runtime thread only. Times are ns, bandwidths bytes per ns (= GB/s).
 #pragma once

@@ -1,4 +1,4 @@
-// A GPU of platform "cuda": the simulator's stream semantics (sim_device.hpp) on CUDA streams.
+// A GPU of platform "cuda": the device contract (core/include/gpumux/device.hpp) on CUDA streams.
 //
 // Streams and ops
 //   Every gpumux stream is a cudaStream_t created with a priority (StreamOptions.priority,
@@ -34,15 +34,17 @@
 //   runtime thread the device reads the events: started/finished are device times (elapsed
 //   time from a reference event whose host time was taken when it was recorded, re-anchored
 //   every second so float milliseconds keep sub-microsecond resolution), clamped to
-//   [submitted, now]. The observer is called back as in SimDevice (after the bookkeeping, on
+//   [submitted, now]. The observer is called back as device.hpp says (after the bookkeeping, on
 //   the runtime thread, exactly once per op; it may re-enter).
 //
-// Preemption
+// Preemption (device.hpp, "Drop and abort")
 //   drop_pending() drops queued ops of the job (reported Dropped at once). abort() drops queued
-//   ops and reports issued ones Aborted at once, like the simulator, but CUDA cannot stop
-//   kernels or copies already enqueued: they run to their end on the GPU (their completion is
-//   then ignored) and ops later enqueued on the same stream start after them. An aborted op not
-//   yet enqueued is skipped by its launcher.
+//   ops and issued ones no launcher has taken yet (reported Aborted at once). CUDA cannot stop
+//   kernels or copies already enqueued: they run to their end on the GPU, and only then is the
+//   op reported Aborted (finished = when the runtime learnt of its end), so that the engine
+//   does not hand its memory to another job while the GPU still writes it. An op a launcher
+//   holds is skipped if it has not reached the GPU yet (reported when the launcher lets go).
+//   Ops later enqueued on the same stream start after the aborted ones.
 //
 // Thread rules: public methods on the runtime thread only. The destructor waits for the GPU
 // (cudaStreamSynchronize), joins its launchers and releases every CUDA resource.
@@ -206,6 +208,8 @@ class CudaDevice final : public Device {
   // Runtime side of the launchers' posts.
   void on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, bool gpu);
   void on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token);
+  /// Reports the aborted op of `token` (if one is parked in aborting_) as ended at `end`.
+  void report_aborted(std::uint64_t token, TimeNs end);
   void on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
                     TimeNs t1);
 
@@ -225,6 +229,8 @@ class CudaDevice final : public Device {
   std::map<ContextId, ContextOptions> contexts_;
   StreamQueues<OpState, StreamState> queues_;
   std::unordered_map<std::uint64_t, std::uint32_t> enqueued_;  ///< OpId -> slot (Enqueued ops)
+  /// Token -> record of an aborted op a launcher or the GPU still holds (reported at its end).
+  std::unordered_map<std::uint64_t, OpRecord> aborting_;
 
   // Clock: device time of `anchor_` is `anchor_ns_` on the runtime's clock. Re-anchoring
   // records `next_anchor_` and swaps the two.
