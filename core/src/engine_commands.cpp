@@ -1,6 +1,11 @@
 // The Engine's policy commands (Context, declared in engine_impl.hpp): each checks what the
 // policy asks, updates the job's state and placement, and submits ops to the devices.
+// Every check comes before the first side effect (D21): a refused command (PolicyError)
+// leaves memory, residency, job state and the event log as they were. Only OutOfMemory comes
+// after the checks, from the command's one allocation, before anything else is changed (but
+// migrate, which first drops the destination's stale partial copies to make room).
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "engine_impl.hpp"
@@ -53,6 +58,14 @@ void EngineImpl::add_dep(OpSpec& spec, OpId dep, const char* command) const {
   spec.after.add(dep);
 }
 
+void EngineImpl::check_issued(const std::vector<OpHandle>& after, const char* command) const {
+  for (const OpHandle& h : after) {
+    if (h.valid() && index_of(h.op) >= ops_.size()) [[unlikely]]
+      fail(command, "waits for op " + std::to_string(raw(h.op)) + ", which was never issued (" +
+                        std::to_string(ops_.size()) + " ops issued so far)");
+  }
+}
+
 void EngineImpl::add_context_dep(OpSpec& spec, StreamId stream, const char* command) const {
   const ContextInfo& ctx = contexts_[index_of(streams_[index_of(stream)].context)];
   if (ctx.has_start_op) add_dep(spec, ctx.start_op, command);
@@ -61,6 +74,8 @@ void EngineImpl::add_context_dep(OpSpec& spec, StreamId stream, const char* comm
 OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions options) {
   JobState& s = active_job(job, "dispatch");
   check_stream(stream, "dispatch");
+  if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
+  check_issued(options.after, "dispatch");
   const DeviceId device = streams_[index_of(stream)].device;
   if (!s.has_dispatchable_work()) {
     fail("dispatch", "job " + job_label(*s.spec) + " has no work to dispatch (" +
@@ -75,7 +90,6 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
                          ") are not on device " + std::to_string(raw(device)) +
                          " (load or migrate them first)");
   }
-  placement_.ensure_activations(s, device);
 
   OpSpec spec;
   spec.job = job;
@@ -101,15 +115,9 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   spec.gpu_ns = kernels.gpu_ns;
   spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
   spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
-  if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
   spec.setup_ns = options.setup_ns;
   spec.demand = cost.demand;
   auto& res = s.residency[index_of(device)];
-  if (is_gpu(device)) {
-    spec.layer_offsets = res.offsets.data();
-    spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
-    spec.activation_offset = res.activations.offset;
-  }
   add_context_dep(spec, stream, "dispatch");
   if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
   // Wait for the loads (or migration) bringing in these layers.
@@ -120,6 +128,13 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     if (h.valid()) add_dep(spec, h.op, "dispatch");
   }
 
+  // Every check passed: only now allocate the activations (may throw OutOfMemory).
+  placement_.ensure_activations(s, device);
+  if (is_gpu(device)) {
+    spec.layer_offsets = res.offsets.data();
+    spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
+    spec.activation_offset = res.activations.offset;
+  }
   OpInfo info = OpInfo::of(spec);
   info.before = s.dispatched;
   info.after = progress::advance(s, s.dispatched, range.size(), &info.ends_unit);
@@ -148,8 +163,7 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
                        " is already on device " + std::to_string(raw(device)));
     }
   }
-  const std::size_t allocation = placement_.place_weights(s, device, range);
-  const Allocation a = res.allocations[allocation];
+  check_issued(options.after, "load");
 
   OpSpec spec;
   spec.job = job;
@@ -161,6 +175,14 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
   spec.layers = range;
   spec.bytes = progress::load_bytes(s, range);
   spec.pageable = options.pageable;
+  add_context_dep(spec, copy_stream, "load");
+  for (const OpHandle& h : options.after) {
+    if (h.valid()) add_dep(spec, h.op, "load");
+  }
+
+  // Every check passed: only now allocate the weights (may throw OutOfMemory).
+  const std::size_t allocation = placement_.place_weights(s, device, range);
+  const Allocation a = res.allocations[allocation];
   spec.weight_offset = a.offset;
   spec.layer_offsets = res.offsets.data();
   if (options.per_tensor_malloc) {
@@ -168,10 +190,6 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
     spec.setup_ns =
         saturating_mul(static_cast<std::int64_t>(tensors),
                        devices_[index_of(device)]->profile().malloc_ns(a.bytes / tensors));
-  }
-  add_context_dep(spec, copy_stream, "load");
-  for (const OpHandle& h : options.after) {
-    if (h.valid()) add_dep(spec, h.op, "load");
   }
   OpInfo info = OpInfo::of(spec);
   info.counts_in_flight = true;
@@ -187,15 +205,19 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
 }
 
 void EngineImpl::evict(JobId job, DeviceId device) {
-  check_job(job, "evict");
+  // A finished job's memory is the engine's to free; nothing is placed before arrival.
+  JobState& s = active_job(job, "evict");
   check_device(device, "evict");
-  JobState& s = states_[index_of(job)];
+  if (!is_gpu(device)) {
+    fail("evict", "device " + std::to_string(raw(device)) +
+                      " is not a GPU (a job's state in host memory is never evicted)");
+  }
   auto& res = s.residency[index_of(device)];
   if (res.ops_in_flight > 0) {
     fail("evict", "job " + job_label(*s.spec) + " still has " + std::to_string(res.ops_in_flight) +
                       " ops in flight on device " + std::to_string(raw(device)));
   }
-  placement_.release_weights(s, device);
+  placement_.release_weights(s, device);  // nothing held there: a no-op (policy.hpp)
 }
 
 OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
@@ -225,7 +247,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
     fail("migrate", "the copy stream must be on device " + std::to_string(raw(expected)));
   }
   auto& dst = s.residency[index_of(to)];
-  if (is_gpu(to)) placement_.place_state(s, to);  // drops stale partial copies first
+  const auto& src = s.residency[index_of(from)];
   OpSpec spec;
   spec.job = job;
   spec.device = stream_dev;
@@ -236,15 +258,18 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   spec.layers = all;
   spec.bytes = progress::load_bytes(s, all);
   spec.peer = to;
-  spec.layer_offsets = dst.offsets.data();
-  if (is_gpu(to)) spec.weight_offset = dst.offsets[0];
-  const auto& src = s.residency[index_of(from)];
-  if (is_gpu(from)) spec.source_offset = src.offsets[0];
   add_context_dep(spec, copy_stream, "migrate");
   if (s.has_last_op) add_dep(spec, s.last_op, "migrate");
   for (std::uint32_t i = 0; i < all.last; ++i) {
     if (src.layers[i] == Residency::Loading) add_dep(spec, src.loading_op[i], "migrate");
   }
+
+  // Every check passed: only now place the state (drops stale partial copies first; the
+  // allocation may throw OutOfMemory).
+  if (is_gpu(to)) placement_.place_state(s, to);
+  spec.layer_offsets = dst.offsets.data();
+  if (is_gpu(to)) spec.weight_offset = dst.offsets[0];
+  if (is_gpu(from)) spec.source_offset = src.offsets[0];
   OpInfo info = OpInfo::of(spec);
   info.counts_in_flight = true;
   info.migrate_from = from;
@@ -381,6 +406,18 @@ void EngineImpl::cancel_timer(TimerId id) {
   if (!timer_live_[index_of(id)]) return;
   timer_live_[index_of(id)] = false;
   runtime_.cancel(timers_[index_of(id)]);
+}
+
+void EngineImpl::record(std::string_view metric, double value) {
+  // JSON has no NaN or infinity: such a value would make events.jsonl unreadable.
+  if (!std::isfinite(value)) [[unlikely]] {
+    fail("record", "metric '" + std::string(metric) + "' has a non-finite value (" +
+                       (std::isnan(value) ? "NaN"
+                        : value > 0       ? "+infinity"
+                                          : "-infinity") +
+                       ")");
+  }
+  events_.policy_metric(metric, value);
 }
 
 void EngineImpl::reject(JobId job, std::string_view reason) {

@@ -154,9 +154,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   TimerId set_timer(DurationNs delay_ns, std::uint64_t tag) override;
   void cancel_timer(TimerId id) override;
   void reject(JobId job, std::string_view reason) override;
-  void record(std::string_view metric, double value) override {
-    events_.policy_metric(metric, value);
-  }
+  void record(std::string_view metric, double value) override;
 
  private:
   struct ContextInfo {
@@ -197,6 +195,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// Numbers `spec` (sets its id), logs and submits it (no copy of the spec on the way).
   OpId new_op(OpSpec& spec, const OpInfo& info);
   void add_dep(OpSpec& spec, OpId dep, const char* command) const;
+  /// Refuses a handle naming an op that was never issued (it would be waited for forever).
+  void check_issued(const std::vector<OpHandle>& after, const char* command) const;
   /// Makes `spec` wait for the start-up (process, context) of `stream`'s context, if any.
   void add_context_dep(OpSpec& spec, StreamId stream, const char* command) const;
 

@@ -1,5 +1,5 @@
-// Shared by test_invalid_commands.cpp and test_accepted_commands.cpp: the ids their test
-// policies name, the config they run and a memory comparison.
+// For test_invalid_commands.cpp (and any later test of what the Context refuses): the ids its
+// test policy names, the config it runs and a memory comparison.
 #pragma once
 
 #include <nlohmann/json.hpp>

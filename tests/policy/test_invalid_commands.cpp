@@ -2,14 +2,15 @@
 // checks that each is refused with PolicyError (policy.hpp: "commands ... are validated"),
 // leaves device memory as it was, and that the engine stays usable: the valid commands issued
 // between the refused ones still run both jobs to the end, and the event log equals that of
-// the same policy issuing only the valid commands.
-//
-// Commands the engine accepts although they look invalid are pinned in the [!mayfail] cases
-// of test_accepted_commands.cpp.
+// the same policy issuing only the valid commands. What is refused, and why evict of nothing
+// is not: docs/decisions.md D21.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gpumux/errors.hpp"
 #include "gpumux/policy.hpp"
@@ -23,8 +24,12 @@ namespace {
 
 bool g_probe = true;        // issue the invalid commands (false: only the valid ones)
 std::size_t g_refused = 0;  // invalid commands refused (test thread only)
+std::size_t g_no_ops = 0;   // commands accepted as no-ops by contract
 std::size_t g_timer_fired = 0;
 std::uint64_t g_timer_tag = 0;
+
+// A handle naming an op id far beyond the ops any run here issues.
+constexpr OpHandle kNeverIssued{OpId{1'000'000}, true};
 
 // Issues `command` and checks it is refused with PolicyError without touching memory.
 template <class F>
@@ -35,6 +40,18 @@ void refused(Context& ctx, const char* what, F&& command) {
   CHECK_THROWS_AS(command(), PolicyError);
   CHECK(same_memory(before, ctx.memory(kGpu)));
   ++g_refused;
+}
+
+// Issues `command`, valid but with nothing to do, and checks it is accepted without touching
+// memory (the event logs compared below show it wrote nothing either).
+template <class F>
+void no_op(Context& ctx, const char* what, F&& command) {
+  if (!g_probe) return;
+  INFO("no-op command: " << what);
+  const MemoryStats before = ctx.memory(kGpu);
+  CHECK_NOTHROW(command());
+  CHECK(same_memory(before, ctx.memory(kGpu)));
+  ++g_no_ops;
 }
 
 // Training job 0 ("train", 2 iterations) arrives at 0, inference job 1 ("svc", one request at
@@ -86,10 +103,19 @@ class InvalidCommands final : public Policy {
     refused(ctx, "set_timer(negative delay)", [&] { ctx.set_timer(-1, 0); });
     refused(ctx, "cancel_timer(unknown)", [&] { ctx.cancel_timer(TimerId{99}); });
 
+    // Metric values JSON cannot hold.
+    refused(ctx, "record(NaN)",
+            [&] { ctx.record("test.nan", std::numeric_limits<double>::quiet_NaN()); });
+    refused(ctx, "record(+infinity)",
+            [&] { ctx.record("test.inf", std::numeric_limits<double>::infinity()); });
+    refused(ctx, "record(-infinity)",
+            [&] { ctx.record("test.inf", -std::numeric_limits<double>::infinity()); });
+
     // Every job command on a job that has not arrived.
     for (JobId j : {kTrain, kSvc}) {
       refused(ctx, "dispatch(not arrived)", [&] { ctx.dispatch(j, kUnknownStream); });
       refused(ctx, "load(not arrived)", [&] { ctx.load(j, kUnknownStream, {0, 1}); });
+      refused(ctx, "evict(not arrived)", [&] { ctx.evict(j, kGpu); });
       refused(ctx, "migrate(not arrived)", [&] { ctx.migrate(j, kCpu, kUnknownStream); });
       refused(ctx, "preempt(not arrived)", [&] { ctx.preempt(j, PreemptMode::DropQueued); });
       refused(ctx, "delay(not arrived)", [&] { ctx.delay(j, kUnknownStream, 1); });
@@ -113,6 +139,13 @@ class InvalidCommands final : public Policy {
   void on_job_arrival(Context& ctx, JobId job) override {
     const std::uint32_t n = ctx.job(job).model().layer_count();
     if (job == kSvc) {
+      no_op(ctx, "evict(nothing held on the device)", [&] { ctx.evict(kSvc, kGpu); });
+      refused(ctx, "evict(on a CPU)", [&] { ctx.evict(kSvc, kCpu); });
+      refused(ctx, "load(waits for an op never issued)", [&] {
+        LoadOptions o;
+        o.after.push_back(kNeverIssued);
+        ctx.load(kSvc, copy_, {0, n}, o);
+      });
       (void)ctx.load(kSvc, copy_, {0, n});
       refused(ctx, "dispatch(no pending request)", [&] { ctx.dispatch(kSvc, svc_stream_); });
       return;
@@ -137,24 +170,39 @@ class InvalidCommands final : public Policy {
     refused(ctx, "delay(unknown stream)", [&] { ctx.delay(kTrain, kUnknownStream, 1); });
     refused(ctx, "delay(negative duration)", [&] { ctx.delay(kTrain, host_, -1); });
 
+    // One more unfinished op than an op may wait for (DepList::kCapacity).
+    std::vector<OpHandle> delays;
+    for (int i = 0; i < 5; ++i) delays.push_back(ctx.delay(kTrain, host_, ms_to_ns(1)));
+    // Refused after its checks on the layers passed: its weights must not be allocated.
+    refused(ctx, "load(more dependencies than an op may have)", [&] {
+      LoadOptions o;
+      o.after = delays;
+      ctx.load(kTrain, copy_, {0, n}, o);
+    });
     (void)ctx.load(kTrain, copy_, {0, n});
     refused(ctx, "load(layer already loading)", [&] { ctx.load(kTrain, copy_, {0, 1}); });
     refused(ctx, "evict(ops in flight)", [&] { ctx.evict(kTrain, kGpu); });
     refused(ctx, "migrate(copy stream on the wrong device)",
             [&] { ctx.migrate(kTrain, kCpu, cpu_); });
 
-    DispatchOptions many;
-    for (int i = 0; i < 4; ++i) many.after.push_back(ctx.delay(kTrain, host_, ms_to_ns(1)));
-    dispatch_next_pass(ctx);
-    // Both refused after the first dispatch allocated the job's activations (before it, the
-    // engine allocates them before refusing: test_accepted_commands.cpp).
-    refused(ctx, "dispatch(more dependencies than an op may have)",
-            [&] { ctx.dispatch(kTrain, compute_, many); });
+    // Refused before the job's first dispatch, whose activations are not allocated yet: a
+    // refused dispatch must not allocate them.
+    refused(ctx, "dispatch(waits for an op never issued)", [&] {
+      DispatchOptions o;
+      o.after.push_back(kNeverIssued);
+      ctx.dispatch(kTrain, compute_, o);
+    });
+    refused(ctx, "dispatch(more dependencies than an op may have)", [&] {
+      DispatchOptions o;  // four delays and the load
+      o.after.assign(delays.begin(), delays.begin() + 4);
+      ctx.dispatch(kTrain, compute_, o);
+    });
     refused(ctx, "dispatch(negative setup_ns)", [&] {
       DispatchOptions o;
       o.setup_ns = -1;
       ctx.dispatch(kTrain, compute_, o);
     });
+    dispatch_next_pass(ctx);
   }
 
   void on_op_complete(Context& ctx, const OpRecord& r) override {
@@ -173,6 +221,7 @@ class InvalidCommands final : public Policy {
     if (job != kTrain) return;
     refused(ctx, "dispatch(finished)", [&] { ctx.dispatch(kTrain, compute_); });
     refused(ctx, "load(finished)", [&] { ctx.load(kTrain, copy_, {0, 1}); });
+    refused(ctx, "evict(finished)", [&] { ctx.evict(kTrain, kGpu); });
     refused(ctx, "migrate(finished)", [&] { ctx.migrate(kTrain, kCpu, copy_); });
     refused(ctx, "preempt(finished)", [&] { ctx.preempt(kTrain, PreemptMode::Discard); });
     refused(ctx, "reject(finished)", [&] { ctx.reject(kTrain, "test"); });
@@ -205,6 +254,7 @@ GPUMUX_REGISTER_POLICY("test_invalid_commands", InvalidCommands,
 ExperimentResult run_probe(bool probe) {
   g_probe = probe;
   g_refused = 0;
+  g_no_ops = 0;
   g_timer_fired = 0;
   g_timer_tag = 0;
   return run_config(invalid_command_config("test_invalid_commands"));
@@ -215,10 +265,11 @@ ExperimentResult run_probe(bool probe) {
 TEST_CASE("every invalid command is refused with PolicyError and the engine stays usable",
           "[engine]") {
   const ExperimentResult with_probes = run_probe(true);
-  // 19 queries, 7 context/stream/timer commands, 12 on jobs not arrived, 24 at the training
-  // job's arrival, 1 at the service's, 1 per request, 6 after the job finished, 1 per timer,
-  // 1 when all iterations are dispatched: every probe ran.
-  CHECK(g_refused == 19 + 7 + 12 + 24 + 1 + 1 + 6 + 1 + 1);
+  // 19 queries, 7 context/stream/timer commands, 3 metrics, 14 on jobs not arrived, 26 at the
+  // training job's arrival, 3 at the service's, 1 per request, 7 after the job finished, 1 per
+  // timer, 1 when all iterations are dispatched: every probe ran.
+  CHECK(g_refused == 19 + 7 + 3 + 14 + 26 + 3 + 1 + 7 + 1 + 1);
+  CHECK(g_no_ops == 1);
   CHECK(g_timer_fired == 1);
   CHECK(g_timer_tag == 2);  // the cancelled timer never fires
   CHECK(with_probes.run.jobs_finished == 2);
@@ -229,4 +280,11 @@ TEST_CASE("every invalid command is refused with PolicyError and the engine stay
   const ExperimentResult valid_only = run_probe(false);
   CHECK(g_refused == 0);
   CHECK(events_jsonl(with_probes) == events_jsonl(valid_only));
+  // Every line is JSON (a refused non-finite metric never reaches the log).
+  std::istringstream lines(events_jsonl(with_probes));
+  std::string line;
+  while (std::getline(lines, line)) {
+    INFO(line);
+    CHECK(nlohmann::json::accept(line));
+  }
 }

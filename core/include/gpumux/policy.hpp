@@ -3,8 +3,9 @@
 //  - hooks run on one thread, one at a time; a policy never sees a clock, a thread or a
 //    cudaStream_t, only ctx.now();
 //  - commands take effect immediately and are validated; a nonsensical command (dispatching a
-//    finished job, running layers whose weights are not on the device, an unknown stream)
-//    throws PolicyError naming the policy and the command, which ends the run;
+//    finished job, running layers whose weights are not on the device, an unknown stream,
+//    waiting for an op never issued) throws PolicyError naming the policy and the command,
+//    which ends the run; a refused command has changed nothing (D21);
 //  - memory is finite: load() and dispatch() may throw OutOfMemory, which a policy may catch
 //    (e.g. to reject the job).
 // See docs/writing-a-policy.md for a complete example.
@@ -40,7 +41,8 @@ struct OpHandle {
 struct DispatchOptions {
   /// Layers to cover; 0 = the rest of the current pass. The update pass is always one op.
   std::uint32_t layers = 0;
-  /// Extra ops to wait for (the job's previous op and weight loads are waited for anyway).
+  /// Extra ops to wait for (the job's previous op and weight loads are waited for anyway);
+  /// each must have been issued (a handle from an earlier command), else PolicyError.
   std::vector<OpHandle> after;
   /// Host-side cost paid after the dependencies are met and before the op starts, ns: a
   /// synchronisation (event wait, IPC message) per group, a yield check per node.
@@ -52,6 +54,7 @@ struct LoadOptions {
   /// Allocate device memory with one cudaMalloc per tensor on the switch path (the naive
   /// path PipeSwitch compares against) instead of from the pre-allocated pool.
   bool per_tensor_malloc = false;
+  /// Ops to wait for; each must have been issued (a handle from an earlier command).
   std::vector<OpHandle> after;
 };
 
@@ -134,7 +137,11 @@ class Context {
   /// copy stream; allocates their device memory now. Layers become Resident when it ends.
   virtual OpHandle load(JobId job, StreamId copy_stream, LayerRange range,
                         LoadOptions options = {}) = 0;
-  /// Frees the job's weights/state on a device. The job must have no op in flight there.
+  /// Frees the job's weights/state on a GPU: afterwards the job holds none there. Refused
+  /// (PolicyError) for a job that has not arrived or has finished (the engine frees a finished
+  /// job's memory itself), for a CPU (a job's state in host memory is never evicted) and while
+  /// the job has ops in flight on the device. With nothing held there it is a no-op by
+  /// contract (D21): evict may be repeated, like cancel_timer.
   virtual void evict(JobId job, DeviceId device) = 0;
   /// Moves a training job's state to `to` (GPU->CPU, CPU->GPU, GPU->GPU) on `copy_stream`,
   /// after its in-flight work; the source memory is freed when the copy ends.
@@ -148,6 +155,7 @@ class Context {
   /// Ends a job that will not run, with a reason recorded in the events.
   virtual void reject(JobId job, std::string_view reason) = 0;
   /// Records a policy-specific metric sample (appears in events.jsonl and summary.json).
+  /// The value must be finite (JSON has no NaN or infinity), else PolicyError.
   virtual void record(std::string_view metric, double value) = 0;
 };
 
