@@ -105,7 +105,7 @@ TEST_CASE("Job file errors name the file, the line and the key", "[workload]") {
   SECTION("negative arrival") {
     CHECK_THAT(line_error(R"({"name": "a", "kind": "training", "model": "m", "batch": 1, )"
                           R"("arrival_s": -1, "iterations": 5})"),
-               Equals("line 1: arrival_s: must be >= 0, got -1.0"));
+               Equals("line 1: arrival_s: must be >= 0, got -1"));
   }
   SECTION("unsorted arrivals") {
     const std::string a = R"({"name": "a", "kind": "training", "model": "m", "batch": 1, )"
