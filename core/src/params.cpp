@@ -110,7 +110,8 @@ std::optional<DurationNs> ParamReader::optional_duration(const std::string& name
 }
 
 void ParamReader::finish() const {
-  for (const auto& [key, value] : params_.items()) {
+  for (const auto& item : params_.items()) {
+    const std::string& key = item.key();  // a named copy: clang cannot capture a binding
     const bool declared = std::any_of(specs_.begin(), specs_.end(),
                                       [&](const ParamSpec& s) { return s.name == key; });
     if (declared) continue;
