@@ -172,6 +172,10 @@ TEST_CASE("list policies --params prints each policy's declared parameters", "[c
   CHECK(o.output.find("choice {pack|fair|rr|fifo|preempt|srtf}") != std::string::npos);
   // Without the flag, only names and summaries.
   CHECK(gpumux("list policies").output.find("quantum_us") == std::string::npos);
+  // Platforms declare theirs the same way.
+  const Outcome platforms = gpumux("list platforms --params");
+  CHECK(platforms.exit_code == 0);
+  CHECK(platforms.output.find("    time_scale") != std::string::npos);
 }
 
 TEST_CASE("platform cuda without a GPU fails cleanly with exit code 1", "[cli]") {

@@ -61,6 +61,18 @@ ParamSpec choice(std::string name, const EnumNames<E, N>& names, E fallback, std
 }
 }  // namespace param
 
+/// A plug-in type's declared parameters: T::param_specs() when T has it, else none. The
+/// registration macros (GPUMUX_REGISTER_POLICY, _PLATFORM) store this with the entry.
+template <class T>
+const ParamSpecs& plugin_param_specs() {
+  if constexpr (requires { T::param_specs(); }) {
+    return T::param_specs();
+  } else {
+    static const ParamSpecs none;
+    return none;
+  }
+}
+
 /// "name  type [unit]  default  help" lines, one per parameter (`gpumux list ... --params`).
 [[nodiscard]] std::string describe_params(const ParamSpecs& specs, std::string_view indent);
 

@@ -161,22 +161,11 @@ struct PolicyArgs {
 
 using PolicyRegistry = Registry<Policy, const PolicyArgs&>;
 
-/// A policy's declared parameters: TYPE::param_specs() when the type has it, else none.
-template <class T>
-const ParamSpecs& policy_param_specs() {
-  if constexpr (requires { T::param_specs(); }) {
-    return T::param_specs();
-  } else {
-    static const ParamSpecs none;
-    return none;
-  }
-}
-
 /// Registers policy TYPE under NAME, with the parameters TYPE::param_specs() declares.
 #define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                                               \
   [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE =                            \
       ::gpumux::PolicyRegistry::instance().add(                                                   \
           NAME, SUMMARY, [](const ::gpumux::PolicyArgs& a) { return std::make_unique<TYPE>(a); }, \
-          ::gpumux::policy_param_specs<TYPE>())
+          ::gpumux::plugin_param_specs<TYPE>())
 
 }  // namespace gpumux
