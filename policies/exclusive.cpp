@@ -27,11 +27,14 @@ class Exclusive final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "exclusive"; }
 
   void on_start(Context& ctx) override {
-    const ContextId c = ctx.default_context(DeviceId{0});
+    const auto gpu = first_gpu(ctx);
+    if (!gpu) return;  // every job is rejected on arrival
+    const ContextId c = ctx.default_context(*gpu);
     compute_ = ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)});
     copy_ = ctx.create_stream(c, StreamOptions{0, 1});
   }
   void on_job_arrival(Context& ctx, JobId job) override {
+    if (reject_without_gpu(ctx, job, name())) return;
     fifo_.push_back(job);
     advance(ctx);
   }

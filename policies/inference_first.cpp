@@ -32,12 +32,15 @@ class InferenceFirst final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "inference_first"; }
 
   void on_start(Context& ctx) override {
-    const ContextId process = ctx.default_context(DeviceId{0});
+    const auto gpu = first_gpu(ctx);
+    if (!gpu) return;  // every job is rejected on arrival
+    const ContextId process = ctx.default_context(*gpu);
     compute_ = ctx.create_stream(process, StreamOptions{/*priority=*/0, /*max_in_flight=*/1});
     copy_ = ctx.create_stream(process, StreamOptions{0, 1});
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
+    if (reject_without_gpu(ctx, job, name())) return;
     try {
       load_whole(ctx, job, copy_);  // weights stay resident for the job's lifetime
     } catch (const OutOfMemory& e) {

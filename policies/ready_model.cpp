@@ -19,12 +19,15 @@ class ReadyModel final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "ready_model"; }
 
   void on_start(Context& ctx) override {
-    const ContextId c = ctx.default_context(DeviceId{0});
+    const auto gpu = first_gpu(ctx);
+    if (!gpu) return;  // every job is rejected on arrival
+    const ContextId c = ctx.default_context(*gpu);
     compute_ = ctx.create_stream(c, StreamOptions{0, 2});
     copy_ = ctx.create_stream(c, StreamOptions{0, 2});
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
+    if (reject_without_gpu(ctx, job, name())) return;
     if (ctx.job(job).training()) {
       ctx.reject(job, "ready_model runs inference alone (lower bound); training is not run");
       return;

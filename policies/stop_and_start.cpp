@@ -37,6 +37,7 @@ class StopAndStart final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "stop_and_start"; }
 
   void on_job_arrival(Context& ctx, JobId job) override {
+    if (reject_without_gpu(ctx, job, name())) return;
     if (ctx.job(job).training()) {
       training_.push_back(job);
       if (!active_) switch_to(ctx, job);
@@ -95,7 +96,7 @@ class StopAndStart final : public Policy {
 
   void switch_to(Context& ctx, std::optional<JobId> target) {
     if (!target || (active_ && *active_ == *target)) return;
-    const DeviceId gpu{0};
+    const DeviceId gpu = ctx.gpus().front();  // a target arrived, so there is a GPU
     if (active_ && ctx.job(*active_).active()) {
       ctx.preempt(*active_, PreemptMode::Kill);
       active_.reset();

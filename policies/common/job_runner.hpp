@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "gpumux/json_reader.hpp"
 #include "gpumux/params.hpp"
@@ -15,7 +18,7 @@ namespace gpumux::policies {
 inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size_t depth = 2,
                              std::uint32_t layers = 0) {
   std::size_t issued = 0;
-  const JobState& s = ctx.job(job);  // job states do not move during a run
+  const JobView s = ctx.job(job);  // a view reads the job as it is now
   while (s.has_dispatchable_work() && ctx.queued(stream) + ctx.in_flight(stream) < depth) {
     ctx.dispatch(job, stream, DispatchOptions{layers, {}});
     ++issued;
@@ -25,11 +28,25 @@ inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size
 
 /// Loads every layer of a job that is not yet on the stream's device, in one copy.
 inline OpHandle load_whole(Context& ctx, JobId job, StreamId copy_stream, LoadOptions o = {}) {
-  const JobState& s = ctx.job(job);
+  const JobView s = ctx.job(job);
   const DeviceId d = ctx.device_of(copy_stream);
-  const LayerRange all{0, s.model->layer_count()};
+  const LayerRange all{0, s.model().layer_count()};
   if (s.resident_or_loading(d, all)) return OpHandle{};
   return ctx.load(job, copy_stream, all, std::move(o));
+}
+
+/// The GPU a single-GPU baseline serves: the platform's first; nullopt on a CPU-only platform.
+inline std::optional<DeviceId> first_gpu(const Context& ctx) {
+  if (ctx.gpus().empty()) return std::nullopt;
+  return ctx.gpus().front();
+}
+
+/// Rejects `job` when the platform has no GPU (`policy` names who needs one); returns whether
+/// it did.
+inline bool reject_without_gpu(Context& ctx, JobId job, std::string_view policy) {
+  if (!ctx.gpus().empty()) return false;
+  ctx.reject(job, std::string(policy) + " needs a GPU device; none is configured");
+  return true;
 }
 
 /// A policy's params object read through its declaration (the same list it registers):

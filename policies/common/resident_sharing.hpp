@@ -25,8 +25,9 @@ class ResidentSharing : public Policy {
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
-    const DeviceId gpu{0};
-    const ContextId c = ctx.create_context(gpu, ContextOptions{mps_}, ContextStart::Warm);
+    if (reject_without_gpu(ctx, job, name())) return;
+    const ContextId c =
+        ctx.create_context(ctx.gpus().front(), ContextOptions{mps_}, ContextStart::Warm);
     Streams s{ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)}),
               ctx.create_stream(c, StreamOptions{0, 1})};
     streams_[job] = s;
@@ -50,7 +51,7 @@ class ResidentSharing : public Policy {
     try {
       keep_busy(ctx, job, it->second.compute, depth_);
     } catch (const OutOfMemory& e) {
-      if (ctx.job(job).ops_in_flight == 0) {
+      if (ctx.job(job).ops_in_flight() == 0) {
         ctx.reject(job, std::string("out of memory: ") + e.what());
       }
     }

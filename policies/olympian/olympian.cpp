@@ -132,12 +132,12 @@ class Olympian final : public Policy {
 
   void on_job_arrival(Context& ctx, JobId job) override {
     if (!serving_.admit(ctx, job, name())) return;
-    const JobState& s = ctx.job(job);
+    const JobView s = ctx.job(job);
     Client c;
     c.host = ctx.create_stream(ctx.default_context(serving_.gpu()), StreamOptions{0, 1});
-    c.key = ProfileKey{s.spec->model, s.spec->batch};
+    c.key = ProfileKey{s.spec().model, s.spec().batch};
     if (mode_ == Mode::WeightedFair) {
-      c.copies = static_cast<std::uint32_t>(std::max<long long>(1, std::llround(s.spec->weight)));
+      c.copies = static_cast<std::uint32_t>(std::max<long long>(1, std::llround(s.spec().weight)));
     }
     clients_.emplace(job, c);
     profiles_.try_emplace(c.key, profile_requests_);
@@ -166,7 +166,7 @@ class Olympian final : public Policy {
     --c.outstanding;
     if (r.status == OpStatus::Ok) {
       if (n.warmup) profiles_.at(c.key).add_sample(n.first_layer, r.duration_ns());
-      if (c.in_run && n.run == c.run && ctx.job(n.job).completed.unit > c.unit) {
+      if (c.in_run && n.run == c.run && ctx.job(n.job).completed().unit > c.unit) {
         // The run's last node: its request is complete, and on_request_complete (or
         // on_job_finish), delivered next, deregisters the run with its account and registers
         // the service's next request. Charging this node could spend a quantum and hold an
@@ -227,16 +227,16 @@ class Olympian final : public Policy {
   /// profile is not ready, else a scheduled one registered in the token list.
   void begin_run(Context& ctx, JobId job) {
     Client& c = clients_.at(job);
-    const JobState& s = ctx.job(job);
-    if (!s.active() || c.in_run || s.pending_requests.empty()) return;
-    if (!s.resident(serving_.gpu(), LayerRange{0, s.model->layer_count()})) return;
+    const JobView s = ctx.job(job);
+    if (!s.active() || c.in_run || s.pending_requests().empty()) return;
+    if (!s.resident(serving_.gpu(), LayerRange{0, s.model().layer_count()})) return;
     c.in_run = true;
     ++c.run;
-    c.unit = s.completed.unit;
+    c.unit = s.completed().unit;
     c.account_ns = 0;
     c.scheduled = profiles_.at(c.key).ready();
     c.registered_ns = ctx.now();
-    if (c.scheduled) ring_.add(job, c.copies, s.spec->priority);
+    if (c.scheduled) ring_.add(job, c.copies, s.spec().priority);
   }
 
   void end_run(Context& ctx, JobId job) {
@@ -308,10 +308,10 @@ class Olympian final : public Policy {
   /// run in on_request_complete.
   bool feed(Context& ctx, JobId job, bool scheduled) {
     Client& c = clients_.at(job);
-    const JobState& s = ctx.job(job);
-    while (c.in_run && s.active() && s.has_dispatchable_work() && s.dispatched.unit == c.unit &&
-           s.dispatched.unit == s.completed.unit && c.outstanding < depth_) {
-      const std::uint32_t first = s.dispatched.layers_done;
+    const JobView s = ctx.job(job);
+    while (c.in_run && s.active() && s.has_dispatchable_work() && s.dispatched().unit == c.unit &&
+           s.dispatched().unit == s.completed().unit && c.outstanding < depth_) {
+      const std::uint32_t first = s.dispatched().layers_done;
       DispatchOptions o;
       o.layers = layers_per_node_;
       DurationNs cost = 0;

@@ -19,15 +19,11 @@ class ServingProcess {
 
   /// Finds the first GPU and opens the process's streams in its default context.
   void start(Context& ctx) {
-    for (std::size_t d = 0; d < ctx.device_count(); ++d) {
-      const DeviceId id{static_cast<std::uint16_t>(d)};
-      if (ctx.device(id).kind != DeviceKind::Gpu) continue;
-      gpu_ = id;
-      const ContextId c = ctx.default_context(id);
-      compute_ = ctx.create_stream(c, StreamOptions{0, kStreamSlots});
-      copy_ = ctx.create_stream(c, StreamOptions{0, 1});
-      return;
-    }
+    if (ctx.gpus().empty()) return;
+    gpu_ = ctx.gpus().front();
+    const ContextId c = ctx.default_context(*gpu_);
+    compute_ = ctx.create_stream(c, StreamOptions{0, kStreamSlots});
+    copy_ = ctx.create_stream(c, StreamOptions{0, 1});
   }
 
   /// Admits a service: loads its model (the servable) onto the GPU, or rejects the job with a

@@ -112,11 +112,11 @@ class TfServing final : public Policy {
   }
 
   void feed(Context& ctx, JobId job, Session& session) {
-    const JobState& s = ctx.job(job);
+    const JobView s = ctx.job(job);
     // A session runs once its servable is loaded (a node waiting for its weights at the head of
     // the shared stream would hold up every other session).
-    if (!s.active() || !s.resident(serving_.gpu(), LayerRange{0, s.model->layer_count()})) return;
-    while (s.active() && s.has_dispatchable_work() && s.dispatched.unit == s.completed.unit &&
+    if (!s.active() || !s.resident(serving_.gpu(), LayerRange{0, s.model().layer_count()})) return;
+    while (s.active() && s.has_dispatchable_work() && s.dispatched().unit == s.completed().unit &&
            session.outstanding < depth_) {
       try {
         ctx.dispatch(job, session.stream, DispatchOptions{layers_per_node_, {}});

@@ -112,8 +112,6 @@ enum class GroupTransfer : std::uint8_t { Artifact, EventWait };
 constexpr DurationNs kSwitchMessages = 2;
 /// Ops of the running training job on the GPU or queued: one in flight, one ready to go.
 constexpr std::size_t kTrainingDepth = 2;
-/// Per-allocation alignment of the engine's pool, for the room check.
-constexpr std::uint64_t kAlignBytes = 256;
 /// Timer tag: decide what runs next.
 constexpr std::uint64_t kDecideTag = 1;
 
@@ -191,15 +189,9 @@ class PipeSwitch final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "pipeswitch"; }
 
   void on_start(Context& ctx) override {
-    for (std::size_t d = 0; d < ctx.device_count(); ++d) {
-      const DeviceId id{static_cast<std::uint16_t>(d)};
-      if (ctx.device(id).kind == DeviceKind::Gpu) {
-        gpu_ = id;
-        has_gpu_ = true;
-        break;
-      }
-    }
+    has_gpu_ = !ctx.gpus().empty();
     if (!has_gpu_) return;
+    gpu_ = ctx.gpus().front();
     const DeviceProfile& p = ctx.device(gpu_);
     if (group_sync_ns_ < 0) group_sync_ns_ = p.event_ns;
     reap_ns_ = p.process_reap_ns;
@@ -219,7 +211,7 @@ class PipeSwitch final : public Policy {
       return;
     }
     const std::uint64_t need = ctx.persistent_bytes(job) + ctx.ephemeral_bytes(job) +
-                               (ctx.job(job).model->layer_count() + 1) * kAlignBytes;
+                               (ctx.job(job).model().layer_count() + 1) * kAllocationAlignBytes;
     const std::uint64_t capacity = ctx.memory(gpu_).capacity_bytes;
     if (need > capacity) {
       ctx.reject(job, "needs " + std::to_string(need) + " B of GPU memory alone, the GPU has " +
@@ -247,7 +239,7 @@ class PipeSwitch final : public Policy {
       ctx.record("pipeswitch.stop_ms", ns_to_ms(r.started_ns - request_arrival_ns_));
     }
     if (draining_ && r.job == draining_job_) {
-      if (ctx.job(draining_job_).residency[index_of(gpu_)].ops_in_flight > 0) return;
+      if (ctx.ops_in_flight(draining_job_, gpu_) > 0) return;
       // The preempted job is off the GPU: drop its state (to make room, or one_context's
       // unload of the training model), then switch.
       draining_ = false;
@@ -260,9 +252,9 @@ class PipeSwitch final : public Policy {
 
   void on_request_complete(Context& ctx, JobId job, RequestId) override {
     if (task_ != Task::Inference || job != current_) return;
-    const JobState& j = ctx.job(job);
+    const JobView j = ctx.job(job);
     // PipeSwitch re-sends the model on every switch: the weights go as the request ends.
-    if (!j.done() && j.residency[index_of(gpu_)].ops_in_flight == 0) ctx.evict(job, gpu_);
+    if (!j.done() && j.ops_in_flight(gpu_) == 0) ctx.evict(job, gpu_);
     task_ = Task::None;
     // Decide once this instant's arrivals are in: a closed-loop client's next request arrives
     // at the very time the previous one ends, and training should not start for 0 ns.
@@ -376,7 +368,7 @@ class PipeSwitch final : public Policy {
 
   void switch_to_request(Context& ctx) {
     const JobId job = requests_.front();
-    request_arrival_ns_ = ctx.request_arrival(ctx.job(job).pending_requests.front());
+    request_arrival_ns_ = ctx.request_arrival(ctx.job(job).pending_requests().front());
     const bool stopping_training = task_ == Task::Training;
     const JobId stopped = current_;
     if (stopping_training) {
@@ -386,7 +378,7 @@ class PipeSwitch final : public Policy {
       if (switching_ == Switching::OneContext) {
         // One process: the training model is unloaded (after its in-flight layer) before the
         // new model is loaded.
-        if (ctx.job(stopped).residency[index_of(gpu_)].ops_in_flight > 0) {
+        if (ctx.ops_in_flight(stopped, gpu_) > 0) {
           draining_ = true;
           draining_job_ = stopped;
           stop_pending_ = true;
@@ -396,15 +388,14 @@ class PipeSwitch final : public Policy {
       }
     }
     if (!make_room(ctx, job)) {
-      const bool in_flight =
-          stopping_training && ctx.job(stopped).residency[index_of(gpu_)].ops_in_flight > 0;
+      const bool in_flight = stopping_training && ctx.ops_in_flight(stopped, gpu_) > 0;
       if (in_flight) {  // wait for its last layer, then drop its state (on_op_complete)
         draining_ = true;
         draining_job_ = stopped;
         return;
       }
       for (JobId t : trainings_) {
-        if (ctx.job(t).active() && ctx.job(t).residency[index_of(gpu_)].ops_in_flight == 0) {
+        if (ctx.job(t).active() && ctx.ops_in_flight(t, gpu_) == 0) {
           drop_state(ctx, t);  // frees its activations too
         }
       }
@@ -436,8 +427,8 @@ class PipeSwitch final : public Policy {
     const StreamId old_compute = take_next_worker(ctx, job);
     const Worker& w = workers_[active_];
     const OpHandle gate = switch_gate(ctx, job, old_compute, 0);
-    const JobState& t = ctx.job(job);
-    const LayerRange all{0, t.model->layer_count()};
+    const JobView t = ctx.job(job);
+    const LayerRange all{0, t.model().layer_count()};
     if (!t.resident_or_loading(gpu_, all)) {
       make_room(ctx, job);
       LoadOptions lo;
@@ -462,7 +453,7 @@ class PipeSwitch final : public Policy {
   /// Keeps the running training job's next layers queued behind the one on the GPU.
   void pump_training(Context& ctx) {
     const Worker& w = workers_[active_];
-    const JobState& t = ctx.job(current_);
+    const JobView t = ctx.job(current_);
     while (task_ == Task::Training && t.active() && t.has_dispatchable_work() &&
            ctx.queued(w.compute) + ctx.in_flight(w.compute) < kTrainingDepth) {
       DispatchOptions o;
@@ -472,7 +463,7 @@ class PipeSwitch final : public Policy {
       try {
         ctx.dispatch(current_, w.compute, o);
       } catch (const OutOfMemory& e) {
-        if (t.ops_in_flight == 0) {
+        if (t.ops_in_flight() == 0) {
           std::erase(trainings_, current_);
           task_ = Task::None;
           ctx.reject(current_, std::string("out of memory: ") + e.what());
@@ -495,8 +486,8 @@ class PipeSwitch final : public Policy {
   /// compute after it (`model.cuda()` in one process, `model.to('cuda')` in a new one).
   void send_and_run(Context& ctx, JobId job, OpHandle gate) {
     const Worker& w = workers_[active_];
-    const JobState& j = ctx.job(job);
-    const auto n = j.model->layer_count();
+    const JobView j = ctx.job(job);
+    const auto n = j.model().layer_count();
     const bool whole_unpipelined = switching_ != Switching::ActiveStandby;
     const GroupStarts& starts = whole_unpipelined ? whole_starts_ : grouping_for(ctx, j);
     const bool messages = artifact_groups();
@@ -553,33 +544,31 @@ class PipeSwitch final : public Policy {
   /// Frees room for `job`'s weights and activations by evicting training states that are idle
   /// on the GPU. Returns whether it fits now.
   bool make_room(Context& ctx, JobId job) {
-    const JobState& j = ctx.job(job);
-    const DeviceResidency& res = j.residency[index_of(gpu_)];
-    const LayerRange all{0, j.model->layer_count()};
-    std::uint64_t need = (all.size() + 1) * kAlignBytes;
+    const JobView j = ctx.job(job);
+    const LayerRange all{0, j.model().layer_count()};
+    std::uint64_t need = (all.size() + 1) * kAllocationAlignBytes;
     if (!j.resident_or_loading(gpu_, all)) need += ctx.persistent_bytes(job);
-    if (!res.activations.valid()) need += ctx.ephemeral_bytes(job);
+    if (!j.residency(gpu_).activations().valid()) need += ctx.ephemeral_bytes(job);
     const auto fits = [&] {
       const MemoryStats m = ctx.memory(gpu_);
       return m.capacity_bytes - m.in_use_bytes >= need;
     };
     for (JobId t : trainings_) {
       if (fits()) return true;
-      const JobState& s = ctx.job(t);
-      if (t != job && s.residency[index_of(gpu_)].ops_in_flight == 0 &&
-          s.resident_bytes(gpu_) > 0) {
+      const JobView s = ctx.job(t);
+      if (t != job && s.ops_in_flight(gpu_) == 0 && s.resident_bytes(gpu_) > 0) {
         ctx.evict(t, gpu_);  // reloaded when it runs again
       }
     }
     return fits();
   }
 
-  const GroupStarts& grouping_for(Context& ctx, const JobState& j) {
-    const auto key = std::make_pair(j.model->name(), j.spec->batch);
+  const GroupStarts& grouping_for(Context& ctx, JobView j) {
+    const auto key = std::make_pair(j.model().name(), j.spec().batch);
     if (auto it = groupings_.find(key); it != groupings_.end()) return it->second;
-    const Model& m = *j.model;
+    const Model& m = j.model();
     const CostModel& cost = ctx.cost(gpu_);
-    const auto layers = inference_layer_costs(m, cost, j.spec->batch);
+    const auto layers = inference_layer_costs(m, cost, j.spec().batch);
     const GroupOverheads o = group_overheads(cost, group_setup_ns(), group_gap_ns());
     GroupStarts starts;
     switch (grouping_) {

@@ -2,14 +2,10 @@
 
 #include <algorithm>
 
+#include "gpumux/memory.hpp"
+
 namespace gpumux::policies::salus {
 namespace {
-
-constexpr std::uint64_t kAlign = 256;  // the engine's allocation alignment
-
-std::uint64_t aligned(std::uint64_t b) {
-  return (b + kAlign - 1) / kAlign * kAlign;
-}
 
 /// Free blocks of [0, capacity) around `used`, in offset order.
 std::vector<Interval> holes(std::uint64_t capacity, std::vector<Interval> used) {
@@ -31,7 +27,7 @@ std::vector<Interval> holes(std::uint64_t capacity, std::vector<Interval> used) 
 bool peak_fits_after_load(std::uint64_t capacity_bytes, std::vector<Interval> persistent,
                           std::vector<Interval> activations, std::uint64_t state_bytes,
                           std::uint64_t peak_bytes) {
-  const std::uint64_t state = aligned(state_bytes);
+  const std::uint64_t state = round_to_allocation(state_bytes);
   if (state > 0) {
     std::vector<Interval> live = persistent;
     live.insert(live.end(), activations.begin(), activations.end());
@@ -43,7 +39,7 @@ bool peak_fits_after_load(std::uint64_t capacity_bytes, std::vector<Interval> pe
     if (best == nullptr) return false;
     persistent.push_back({best->offset, state});
   }
-  const std::uint64_t peak = aligned(peak_bytes);
+  const std::uint64_t peak = round_to_allocation(peak_bytes);
   for (const Interval& h : holes(capacity_bytes, std::move(persistent))) {
     if (h.bytes >= peak) return true;
   }

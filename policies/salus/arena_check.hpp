@@ -4,8 +4,8 @@
 // per-lane double-ended BFC allocator as in Salus), so bytes may be free yet not in one piece.
 // This check keeps the guarantee on gpumux's arena: before a job's state is loaded, it
 // replays the arena's placement (best fit: the smallest free block that fits, lowest offset
-// among equals, at the block's start; sizes rounded to 256 B) and requires that, with only
-// persistent state allocated, some free block can still hold the largest ephemeral peak.
+// among equals, at the block's start; sizes rounded by round_to_allocation) and requires that, with
+// only persistent state allocated, some free block can still hold the largest ephemeral peak.
 // Activations only come and go, and departures only merge free blocks, so when no iteration
 // runs every admitted job's iteration can allocate: fragmentation can delay, never deadlock.
 #pragma once

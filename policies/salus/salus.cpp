@@ -74,8 +74,8 @@ namespace gpumux::policies::salus {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
-// Two allocations (state, activations) are each rounded up to the engine's 256 B alignment.
-constexpr std::uint64_t kAlignmentSlack = 2 * 256;
+// Two allocations (state, activations) are each rounded up to the engine's alignment.
+constexpr std::uint64_t kAlignmentSlack = 2 * kAllocationAlignBytes;
 
 inline constexpr EnumNames<LaneMode, 2> kLaneModeNames{
     {{LaneMode::PerJob, "per_job"}, {LaneMode::Single, "single"}}};
@@ -118,14 +118,8 @@ class Salus final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "salus"; }
 
   void on_start(Context& ctx) override {
-    for (std::size_t d = 0; d < ctx.device_count(); ++d) {
-      const DeviceId id{static_cast<std::uint16_t>(d)};
-      if (ctx.device(id).kind == DeviceKind::Gpu) {
-        gpu_ = id;
-        break;
-      }
-    }
-    if (!gpu_) return;
+    if (ctx.gpus().empty()) return;
+    gpu_ = ctx.gpus().front();
     const std::uint64_t gpu_bytes = ctx.device(*gpu_).memory_bytes;
     lanes_.emplace(lane_memory_bytes_ > 0 ? std::min(lane_memory_bytes_, gpu_bytes) : gpu_bytes,
                    lane_mode_, shared_lanes_);
@@ -262,12 +256,12 @@ class Salus final : public Policy {
     std::uint64_t max_peak = ctx.ephemeral_bytes(job);
     for (const auto& [id, s] : sessions_) {
       max_peak = std::max(max_peak, s.ephemeral_bytes);
-      const DeviceResidency& res = ctx.job(id).residency[index_of(*gpu_)];
-      for (const Allocation& a : res.allocations) {
+      const ResidencyView res = ctx.job(id).residency(*gpu_);
+      for (const Allocation& a : res.state_blocks()) {
         if (a.valid()) persistent.push_back({a.offset, a.bytes});
       }
-      if (res.activations.valid())
-        activations.push_back({res.activations.offset, res.activations.bytes});
+      if (res.activations().valid())
+        activations.push_back({res.activations().offset, res.activations().bytes});
     }
     return peak_fits_after_load(ctx.memory(*gpu_).capacity_bytes, std::move(persistent),
                                 std::move(activations), ctx.persistent_bytes(job), max_peak);
@@ -384,7 +378,7 @@ class Salus final : public Policy {
 
   /// Whether `job` (which has a session) has an iteration to start now.
   bool runnable(const Context& ctx, JobId job) const {
-    const JobState& js = ctx.job(job);
+    const JobView js = ctx.job(job);
     return js.active() && session(job)->loaded && js.has_dispatchable_work();
   }
 
@@ -406,21 +400,21 @@ class Salus final : public Policy {
 
   Session session_view(const Context& ctx, JobId job) const {
     const SessionState& st = sessions_.at(job);
-    const JobState& js = ctx.job(job);
+    const JobView js = ctx.job(job);
     Session s;
     s.job = job;
     s.admitted_seq = st.admitted_seq;
     s.runnable = js.active() && st.loaded && js.has_dispatchable_work();
     s.pending_since_ns = st.pending_since_ns;
-    if (js.inference() && !js.pending_requests.empty()) {
+    if (js.inference() && !js.pending_requests().empty()) {
       s.pending_since_ns =
-          std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests.front()));
+          std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests().front()));
     }
     s.used_ns = st.used_ns;
     s.iterations_done = js.units_done();
     const std::uint64_t total = js.total_units();
     const DurationNs per_unit = st.unit_estimate_ns;
-    const DurationNs hint = js.spec->expected_duration_ns;
+    const DurationNs hint = js.spec().expected_duration_ns;
     if (total == 0) {  // an unbounded closed-loop service: never "short"
       s.remaining_ns = std::numeric_limits<DurationNs>::max() / 2;
       s.expected_total_ns = s.remaining_ns;
@@ -438,7 +432,7 @@ class Salus final : public Policy {
   /// Dispatches the job's next whole iteration on the lane's stream; false when its ephemeral
   /// memory cannot be allocated (the iteration is skipped this round, as in Salus).
   bool start_iteration(Context& ctx, JobId job, LaneRun& run) {
-    const std::uint64_t unit = ctx.job(job).dispatched.unit;
+    const std::uint64_t unit = ctx.job(job).dispatched().unit;
     try {
       DispatchOptions first;
       first.setup_ns = overhead_ns_;
@@ -448,7 +442,7 @@ class Salus final : public Policy {
       failed_.emplace_back(job, sessions_.at(job).lane);
       return false;
     }
-    while (ctx.job(job).has_dispatchable_work() && ctx.job(job).dispatched.unit == unit) {
+    while (ctx.job(job).has_dispatchable_work() && ctx.job(job).dispatched().unit == unit) {
       ctx.dispatch(job, run.stream, DispatchOptions{});
     }
     run.running = job;

@@ -18,8 +18,9 @@ inline double device_peak_tflops(const Context& ctx, DeviceId d) {
   return cost.profile().peak_tflops(cost.options().precision);
 }
 
+/// Whether `d` is one of the platform's GPUs (Context::gpus is in DeviceId order).
 inline bool is_gpu(const Context& ctx, DeviceId d) {
-  return ctx.device(d).kind == DeviceKind::Gpu;
+  return std::binary_search(ctx.gpus().begin(), ctx.gpus().end(), d);
 }
 
 /// Every device of the run: GPUs by falling peak, then CPUs by falling peak; ties keep the

@@ -195,8 +195,8 @@ class SwitchFlow final : public Policy {
   void settle_moves(Context& ctx) {
     for (auto& [j, info] : jobs_) {
       if (!info.moving) continue;
-      const JobState& s = ctx.job(j);
-      const LayerRange all{0, s.model->layer_count()};
+      const JobView s = ctx.job(j);
+      const LayerRange all{0, s.model().layer_count()};
       if (!s.active() || !info.where) {
         info.moving = false;
       } else if (s.resident(*info.where, all)) {
@@ -210,7 +210,7 @@ class SwitchFlow final : public Policy {
         // The copy was dropped: a migration leaves the state where it was.
         info.moving = false;
         if (info.migrating) {
-          info.where = s.device;
+          info.where = s.device();
         } else {
           info.where.reset();
           info.engine_knows = false;
@@ -220,8 +220,8 @@ class SwitchFlow final : public Policy {
   }
 
   [[nodiscard]] static bool busy(const Context& ctx, JobId j) {
-    const JobState& s = ctx.job(j);
-    return s.has_dispatchable_work() || s.unit_in_progress() || s.ops_in_flight > 0;
+    const JobView s = ctx.job(j);
+    return s.has_dispatchable_work() || s.unit_in_progress() || s.ops_in_flight() > 0;
   }
 
   /// Whether a job still claims its GPU against lower priorities.
@@ -237,7 +237,7 @@ class SwitchFlow final : public Policy {
       if (ctx.job(j).active()) order.push_back(j);
     }
     std::stable_sort(order.begin(), order.end(), [&ctx](JobId a, JobId b) {
-      return ctx.job(a).spec->priority > ctx.job(b).spec->priority;
+      return ctx.job(a).spec().priority > ctx.job(b).spec().priority;
     });
     return order;
   }
@@ -249,7 +249,7 @@ class SwitchFlow final : public Policy {
     std::vector<std::pair<int, DeviceId>> claims;  // (priority, GPU) of present jobs
     for (JobId j : active_by_priority(ctx)) {
       const Info& info = jobs_[j];
-      const int priority = ctx.job(j).spec->priority;
+      const int priority = ctx.job(j).spec().priority;
       std::optional<DeviceId> choice;
       for (DeviceId d : ranked_) {
         if (info.no_fit.count(d)) continue;
@@ -288,9 +288,9 @@ class SwitchFlow final : public Policy {
     for (JobId j : order) {
       Info& info = jobs_[j];
       if (info.moving) continue;
-      const JobState& s = ctx.job(j);
+      const JobView s = ctx.job(j);
       if (info.where && is_gpu(ctx, *info.where) &&
-          !s.resident_or_loading(*info.where, {0, s.model->layer_count()})) {
+          !s.resident_or_loading(*info.where, {0, s.model().layer_count()})) {
         info.where.reset();  // its state was lost there (a dropped load): place it afresh
         info.engine_knows = false;
       }
@@ -330,22 +330,22 @@ class SwitchFlow final : public Policy {
   MoveResult move(Context& ctx, JobId j, DeviceId to,
                   const std::map<JobId, std::optional<DeviceId>>& desired) {
     Info& info = jobs_[j];
-    const JobState& s = ctx.job(j);
+    const JobView s = ctx.job(j);
     if (is_gpu(ctx, to)) {
       const MemoryStats m = ctx.memory(to);
       const std::uint64_t state = ctx.persistent_bytes(j);
       const std::uint64_t need = state + ctx.ephemeral_bytes(j);
       if (need > m.capacity_bytes) return MoveResult::NoFit;
-      const bool already_there = s.resident_or_loading(to, {0, s.model->layer_count()});
+      const bool already_there = s.resident_or_loading(to, {0, s.model().layer_count()});
       const bool room = already_there || (m.capacity_bytes - m.in_use_bytes >= need &&
                                           m.largest_free_bytes >= state);
       if (!room) return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
     }
     const std::optional<DeviceId> from = info.where;
     if (from) stop_compute(ctx, j, *from);
-    const LayerRange all{0, s.model->layer_count()};
+    const LayerRange all{0, s.model().layer_count()};
     const bool copy_needed = from && (is_gpu(ctx, *from) || is_gpu(ctx, to));
-    if (copy_needed && info.engine_knows && s.device == *from &&
+    if (copy_needed && info.engine_knows && s.device() == *from &&
         (!is_gpu(ctx, *from) || s.resident_or_loading(*from, all))) {
       // The state moves device to device, after the drain, on a side copy stream.
       const StreamId stream =
@@ -409,7 +409,7 @@ class SwitchFlow final : public Policy {
     for (auto& [j, info] : jobs_) {
       if (!info.evict_from || !ctx.job(j).active()) continue;
       const DeviceId d = *info.evict_from;
-      if (ctx.job(j).residency[index_of(d)].ops_in_flight > 0) continue;
+      if (ctx.ops_in_flight(j, d) > 0) continue;
       ctx.evict(j, d);
       info.evict_from.reset();
       memory_freed(d);
@@ -436,9 +436,9 @@ class SwitchFlow final : public Policy {
       // A higher class with work preempts the subgraph in flight, even while its own state is
       // still being copied in: the preemptee's drain overlaps that copy (as graph
       // construction overlaps the abort in the paper).
-      const int held = ctx.job(*g.holder).spec->priority;
+      const int held = ctx.job(*g.holder).spec().priority;
       const bool higher = std::any_of(waiting.begin(), waiting.end(),
-                                      [&](JobId j) { return ctx.job(j).spec->priority > held; });
+                                      [&](JobId j) { return ctx.job(j).spec().priority > held; });
       if (higher && !g.preempted) preempt_holder(ctx, g);
       return;
     }
@@ -464,7 +464,7 @@ class SwitchFlow final : public Policy {
   }
 
   [[nodiscard]] static bool resident_here(const Context& ctx, JobId j, DeviceId d) {
-    return ctx.job(j).resident(d, {0, ctx.job(j).model->layer_count()});
+    return ctx.job(j).resident(d, {0, ctx.job(j).model().layer_count()});
   }
 
   /// Jobs with work on GPU `d`, in token order: priority, then those whose state is already
@@ -473,14 +473,14 @@ class SwitchFlow final : public Policy {
   [[nodiscard]] std::vector<JobId> waiting_jobs(const Context& ctx, DeviceId d) {
     std::vector<JobId> waiting;
     for (JobId j : ctx.arrived_jobs()) {
-      const JobState& s = ctx.job(j);
+      const JobView s = ctx.job(j);
       if (!s.active() || jobs_[j].where != d || !s.has_dispatchable_work()) continue;
-      if (!s.resident_or_loading(d, {0, s.model->layer_count()})) continue;
+      if (!s.resident_or_loading(d, {0, s.model().layer_count()})) continue;
       waiting.push_back(j);
     }
     const auto here = [&](JobId j) { return resident_here(ctx, j, d); };
     std::stable_sort(waiting.begin(), waiting.end(), [&](JobId a, JobId b) {
-      const int pa = ctx.job(a).spec->priority, pb = ctx.job(b).spec->priority;
+      const int pa = ctx.job(a).spec().priority, pb = ctx.job(b).spec().priority;
       if (pa != pb) return pa > pb;
       if (here(a) != here(b)) return here(a);
       if (jobs_[a].last_grant_ns != jobs_[b].last_grant_ns) {
@@ -493,13 +493,13 @@ class SwitchFlow final : public Policy {
 
   /// Dispatches the rest of the job's current subgraph (its executor's ready queue).
   void dispatch_subgraph(Context& ctx, JobId j, StreamId stream) {
-    const JobState& s = ctx.job(j);
-    const Cursor start = s.dispatched;
+    const JobView s = ctx.job(j);
+    const Cursor start = s.dispatched();
     do {
       ctx.dispatch(j, stream, DispatchOptions{layers_per_op_, {}});
       jobs_[j].engine_knows = true;
-    } while (s.active() && s.has_dispatchable_work() && s.dispatched.unit == start.unit &&
-             (scope_ == SubgraphScope::Iteration || s.dispatched.pass == start.pass));
+    } while (s.active() && s.has_dispatchable_work() && s.dispatched().unit == start.unit &&
+             (scope_ == SubgraphScope::Iteration || s.dispatched().pass == start.pass));
   }
 
   /// Nothing runs on GPU `d` and every waiting job lacks memory for its activations: move the

@@ -1,6 +1,6 @@
-// What a policy can see of a job: its spec, phase, progress and where its weights live.
-// Owned by the Engine, updated only on the runtime thread between hooks; policies get const
-// references that stay valid for the whole run.
+// The engine's record of a job: its spec, phase, progress and where its weights live.
+// Owned by the Engine, updated only on the runtime thread between hooks. Policies do not see
+// it: they read a JobView (job_view.hpp, D18), which points here for the whole run.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,15 @@
 
 namespace gpumux {
 
+/// The alignment the engine rounds every device allocation up to, bytes (a power of two).
+inline constexpr std::uint64_t kAllocationAlignBytes = 256;
+
+/// `bytes` as the engine allocates it: rounded up to kAllocationAlignBytes (no overflow
+/// check: for sizes below 2^64 - 256).
+[[nodiscard]] constexpr std::uint64_t round_to_allocation(std::uint64_t bytes) noexcept {
+  return (bytes + kAllocationAlignBytes - 1) / kAllocationAlignBytes * kAllocationAlignBytes;
+}
+
 struct Allocation {
   std::uint64_t offset = 0;  ///< bytes from the arena base
   std::uint64_t bytes = 0;   ///< size as requested, rounded up to the alignment
@@ -35,11 +44,11 @@ class MemoryResource {
 
   /// Returns an allocation of at least `bytes` (rounded up to `align_bytes`, a power of two),
   /// or nullopt when no free block fits. `bytes` == 0 yields an empty allocation.
-  [[nodiscard]] std::optional<Allocation> try_allocate(std::uint64_t bytes,
-                                                       std::uint64_t align_bytes = 256);
+  [[nodiscard]] std::optional<Allocation> try_allocate(
+      std::uint64_t bytes, std::uint64_t align_bytes = kAllocationAlignBytes);
   /// As try_allocate, but throws OutOfMemory naming `where`.
   [[nodiscard]] Allocation allocate(std::uint64_t bytes, const std::string& where,
-                                    std::uint64_t align_bytes = 256);
+                                    std::uint64_t align_bytes = kAllocationAlignBytes);
   /// Returns memory; `a` must come from this resource and not be freed twice (checked: throws
   /// std::logic_error). Empty allocations are ignored.
   void deallocate(const Allocation& a);
@@ -70,9 +79,9 @@ class BestFitPool final : public MemoryResource {
   void erase_free(std::uint64_t offset, std::uint64_t bytes);
 
   std::uint64_t capacity_;
-  std::map<std::uint64_t, std::uint64_t> by_offset_;             // offset -> size of free block
-  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;   // (size, offset)
-  std::map<std::uint64_t, std::uint64_t> live_;                  // offset -> size, for checks
+  std::map<std::uint64_t, std::uint64_t> by_offset_;           // offset -> size of free block
+  std::set<std::pair<std::uint64_t, std::uint64_t>> by_size_;  // (size, offset)
+  std::map<std::uint64_t, std::uint64_t> live_;                // offset -> size, for checks
 };
 
 /// Equal-size blocks (e.g. per-request activation slots): O(1) allocate and free.

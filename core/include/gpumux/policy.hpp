@@ -24,7 +24,7 @@
 #include "gpumux/cost_model.hpp"
 #include "gpumux/device.hpp"
 #include "gpumux/ids.hpp"
-#include "gpumux/job_state.hpp"
+#include "gpumux/job_view.hpp"
 #include "gpumux/memory.hpp"
 #include "gpumux/registry.hpp"
 
@@ -81,11 +81,17 @@ class Context {
   [[nodiscard]] virtual TimeNs now() const noexcept = 0;
   [[nodiscard]] virtual std::size_t device_count() const noexcept = 0;
   [[nodiscard]] virtual const DeviceProfile& device(DeviceId id) const = 0;
+  /// The platform's GPU devices, in DeviceId order (empty on a CPU-only platform). A policy
+  /// that serves one GPU takes the first.
+  [[nodiscard]] virtual std::span<const DeviceId> gpus() const noexcept = 0;
   /// The cost model of a device (for estimates: Olympian's profiles, PipeSwitch's grouping).
   [[nodiscard]] virtual const CostModel& cost(DeviceId id) const = 0;
   /// Jobs that have arrived (any phase but NotArrived), in arrival order.
   [[nodiscard]] virtual std::span<const JobId> arrived_jobs() const noexcept = 0;
-  [[nodiscard]] virtual const JobState& job(JobId id) const = 0;
+  /// A read-only view of a job (D18), valid for the whole run.
+  [[nodiscard]] virtual JobView job(JobId id) const = 0;
+  /// The job's unfinished ops on `device` (a job with none there can be evicted from it).
+  [[nodiscard]] virtual std::uint32_t ops_in_flight(JobId job, DeviceId device) const = 0;
   [[nodiscard]] virtual MemoryStats memory(DeviceId id) const = 0;
   [[nodiscard]] virtual std::size_t queued(StreamId s) const = 0;
   [[nodiscard]] virtual std::size_t in_flight(StreamId s) const = 0;
@@ -109,6 +115,11 @@ class Context {
   /// Device memory a job needs while a unit runs (activations), and to hold its state.
   [[nodiscard]] virtual std::uint64_t ephemeral_bytes(JobId job) const = 0;
   [[nodiscard]] virtual std::uint64_t persistent_bytes(JobId job) const = 0;
+  /// Whether what the job does not yet hold on `device` (its absent layers' state and its
+  /// activations) fits in one free block of the device's memory now, as the engine's
+  /// placement sees it. Sufficient, not necessary: two allocations may still fit in two
+  /// smaller blocks. Always true on a CPU.
+  [[nodiscard]] virtual bool fits(JobId job, DeviceId device) const = 0;
   [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
 
   // ---- commands --------------------------------------------------------------------------

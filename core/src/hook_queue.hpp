@@ -1,0 +1,113 @@
+// The queue of policy hooks. Devices report completions synchronously, sometimes from inside
+// a command a policy is issuing (preempt() reporting the ops it dropped): the engine applies
+// state changes at once and queues the hook calls here, which delivers them one at a time,
+// in order, never nested inside another hook.
+//
+// Internal to gpumux_core. Thread rules: runtime thread only.
+#pragma once
+
+#include <cstdint>
+
+#include "gpumux/ids.hpp"
+#include "gpumux/op.hpp"
+#include "gpumux/policy.hpp"
+#include "gpumux/ring_fifo.hpp"
+
+namespace gpumux {
+
+class HookQueue {
+ public:
+  /// Hooks go to `policy`, which is handed `context` (the engine's Context facade).
+  HookQueue(Policy& policy, Context& context) : policy_(policy), context_(context) {}
+
+  void job_arrival(JobId job) { push({Kind::JobArrival, job, {}, {}, {}, 0}); }
+  void request_arrival(JobId job, RequestId request) {
+    push({Kind::RequestArrival, job, request, {}, {}, 0});
+  }
+  void op_complete(JobId job, const OpRecord& r) { push({Kind::OpComplete, job, {}, r, {}, 0}); }
+  void request_complete(JobId job, RequestId request, const OpRecord& r) {
+    push({Kind::RequestComplete, job, request, r, {}, 0});
+  }
+  void iteration_end(JobId job, const OpRecord& r) {
+    push({Kind::IterationEnd, job, {}, r, {}, 0});
+  }
+  void job_finish(JobId job) { push({Kind::JobFinish, job, {}, {}, {}, 0}); }
+  void timer(TimerId id, std::uint64_t tag) { push({Kind::Timer, {}, {}, {}, id, tag}); }
+
+  /// Calls the policy's on_start; hooks its commands cause are queued, not delivered.
+  void start() {
+    in_hook_ = true;
+    policy_.on_start(context_);
+    in_hook_ = false;
+  }
+  /// Delivers every queued hook (and those they queue), unless a hook is running now (then
+  /// that hook's caller drains them when it returns).
+  void drain() {
+    if (in_hook_) return;
+    while (!hooks_.empty()) {
+      Hook h = std::move(hooks_.front());
+      hooks_.pop_front();
+      in_hook_ = true;
+      try {
+        deliver(h);
+      } catch (...) {
+        in_hook_ = false;
+        throw;
+      }
+      in_hook_ = false;
+    }
+  }
+
+ private:
+  enum class Kind : std::uint8_t {
+    JobArrival,
+    RequestArrival,
+    OpComplete,
+    RequestComplete,
+    IterationEnd,
+    JobFinish,
+    Timer
+  };
+  struct Hook {
+    Kind kind;
+    JobId job{};
+    RequestId request{};
+    OpRecord record{};
+    TimerId timer{};
+    std::uint64_t tag = 0;
+  };
+
+  void push(const Hook& h) { hooks_.push_back(h); }
+  void deliver(const Hook& h) {
+    switch (h.kind) {
+      case Kind::JobArrival:
+        policy_.on_job_arrival(context_, h.job);
+        break;
+      case Kind::RequestArrival:
+        policy_.on_request_arrival(context_, h.job, h.request);
+        break;
+      case Kind::OpComplete:
+        policy_.on_op_complete(context_, h.record);
+        break;
+      case Kind::RequestComplete:
+        policy_.on_request_complete(context_, h.job, h.request);
+        break;
+      case Kind::IterationEnd:
+        policy_.on_iteration_end(context_, h.job);
+        break;
+      case Kind::JobFinish:
+        policy_.on_job_finish(context_, h.job);
+        break;
+      case Kind::Timer:
+        policy_.on_timer(context_, h.timer, h.tag);
+        break;
+    }
+  }
+
+  Policy& policy_;
+  Context& context_;
+  RingFifo<Hook> hooks_;  // no allocation per hook once grown
+  bool in_hook_ = false;
+};
+
+}  // namespace gpumux

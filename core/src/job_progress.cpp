@@ -1,0 +1,32 @@
+// Job progress (job_progress.hpp): the parts not on the per-op path.
+#include "job_progress.hpp"
+
+#include "gpumux/time.hpp"
+
+namespace gpumux::progress {
+
+std::uint64_t ephemeral_bytes(const JobState& s) noexcept {
+  const std::uint64_t per_sample = s.training() ? s.model->training_activation_bytes_per_sample()
+                                                : s.model->inference_activation_bytes_per_sample();
+  const std::uint64_t batch = s.spec->batch;
+  if (batch > 0 && per_sample > std::numeric_limits<std::uint64_t>::max() / batch) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return per_sample * batch;
+}
+
+DurationNs estimate_next_ns(const JobState& s, OpCostMemo& costs, std::uint32_t layers) {
+  return op_kernels(s, costs, s.dispatched, range_for(s, s.dispatched, layers)).solo_ns();
+}
+
+DurationNs estimate_unit_ns(const JobState& s, OpCostMemo& costs) {
+  const LayerRange all{0, s.model->layer_count()};
+  DurationNs t = op_kernels(s, costs, Cursor{0, Pass::Forward, 0}, all).solo_ns();
+  if (s.training()) {
+    t = saturating_add(t, op_kernels(s, costs, Cursor{0, Pass::Backward, 0}, all).solo_ns());
+    t = saturating_add(t, op_kernels(s, costs, Cursor{0, Pass::Update, 0}, all).solo_ns());
+  }
+  return t;
+}
+
+}  // namespace gpumux::progress

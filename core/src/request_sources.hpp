@@ -1,0 +1,78 @@
+// Where work comes from: job arrivals, open-loop request arrivals (the trace's times) and
+// closed-loop clients (each sends its next request a think time after the last one ends).
+// Trace arrivals are merged into one list in (time, jobs before requests, trace order)
+// order and delivered one runtime event per distinct time; closed-loop sends are scheduled
+// as they become due. Each arrival updates the job's state, is logged, and queues its hook;
+// runtime callbacks from here drain the hook queue.
+//
+// Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine_events.hpp"
+#include "gpumux/ids.hpp"
+#include "gpumux/job_state.hpp"
+#include "gpumux/runtime.hpp"
+#include "hook_queue.hpp"
+
+namespace gpumux {
+
+class RequestSources {
+ public:
+  /// `jobs` (indexed by job id) must outlive this and stay in place.
+  RequestSources(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events,
+                 HookQueue& hooks);
+
+  /// Schedules the first trace arrival (call once, when the run starts).
+  void start() { schedule_next_arrival(); }
+
+  /// Jobs arrived so far, in arrival order.
+  [[nodiscard]] std::span<const JobId> arrived() const noexcept { return arrived_; }
+  /// Requests arrived so far (ids are dense from 0).
+  [[nodiscard]] std::size_t count() const noexcept { return requests_.size(); }
+  [[nodiscard]] bool known(RequestId r) const noexcept { return index_of(r) < requests_.size(); }
+  [[nodiscard]] TimeNs arrival_ns(RequestId r) const { return requests_[index_of(r)].arrival_ns; }
+  [[nodiscard]] JobId job_of(RequestId r) const { return requests_[index_of(r)].job; }
+
+  struct Completed {
+    RequestId request;
+    bool more;  ///< whether the job has requests still to come or to serve
+  };
+  /// The job's oldest pending request is done: logs it and, for a closed-loop client,
+  /// schedules the next send.
+  Completed complete_request(JobState& s);
+
+ private:
+  struct RequestInfo {
+    JobId job{};
+    TimeNs arrival_ns = 0;
+  };
+  struct Arrival {
+    TimeNs t_ns;
+    std::uint8_t is_request;  // job arrivals first at equal times
+    std::uint64_t seq;
+    std::uint32_t job;
+    std::uint64_t request_index;  // index into the job's requests_ns
+  };
+
+  void schedule_next_arrival();
+  void handle_arrival(const Arrival& a);
+  void arrive_request(JobId job, TimeNs when_ns);
+  /// A closed-loop client's next send, no earlier than `earliest_ns`, if its count and time
+  /// window allow one; returns whether one was scheduled.
+  bool schedule_client_send(const JobState& s, TimeNs earliest_ns);
+
+  Runtime& runtime_;
+  std::span<JobState> jobs_;
+  EngineEvents& events_;
+  HookQueue& hooks_;
+  std::vector<Arrival> arrivals_;  // the trace's, merged
+  std::size_t next_arrival_ = 0;
+  std::vector<JobId> arrived_;
+  std::vector<RequestInfo> requests_;
+};
+
+}  // namespace gpumux
