@@ -14,10 +14,15 @@ namespace {
 class Exclusive final : public Policy {
  public:
   explicit Exclusive(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    depth_ = static_cast<std::size_t>(p.int_or("depth", 2));
-    if (depth_ == 0) p.fail("depth", "must be at least 1");
+    auto p = policy_params(args, param_specs());
+    depth_ = read_depth(p);
     p.finish();
+  }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::integer("depth", 2, "ops of the running job queued or in flight")};
+    return specs;
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "exclusive"; }
 

@@ -17,9 +17,17 @@ namespace {
 class InferenceFirst final : public Policy {
  public:
   explicit InferenceFirst(const PolicyArgs& args) {
-    auto params = policy_params(args);
-    layers_per_op_ = static_cast<std::uint32_t>(params.int_or("layers_per_op", 0));
+    auto params = policy_params(args, param_specs());
+    const std::int64_t layers = params.integer("layers_per_op");
+    if (layers < 0 || layers > 1000000) params.fail("layers_per_op", "must be in [0, 1e6]");
+    layers_per_op_ = static_cast<std::uint32_t>(layers);
     params.finish();  // unknown keys in policy.params are errors
+  }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::integer("layers_per_op", 0, "layers per dispatched op (0 = a whole pass)")};
+    return specs;
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "inference_first"; }
 

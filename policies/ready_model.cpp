@@ -15,7 +15,7 @@ namespace {
 
 class ReadyModel final : public Policy {
  public:
-  explicit ReadyModel(const PolicyArgs& args) { policy_params(args).finish(); }
+  explicit ReadyModel(const PolicyArgs& args) { policy_params(args, ParamSpecs{}).finish(); }
   [[nodiscard]] std::string_view name() const noexcept override { return "ready_model"; }
 
   void on_start(Context& ctx) override {
@@ -59,8 +59,9 @@ class ReadyModel final : public Policy {
   bool busy_ = false;
 };
 
-GPUMUX_REGISTER_POLICY("ready_model", ReadyModel,
-                       "inference with its model resident and nothing else on the GPU (lower bound)");
+GPUMUX_REGISTER_POLICY(
+    "ready_model", ReadyModel,
+    "inference with its model resident and nothing else on the GPU (lower bound)");
 
 }  // namespace
 }  // namespace gpumux::policies

@@ -24,9 +24,15 @@ namespace {
 class StopAndStart final : public Policy {
  public:
   explicit StopAndStart(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    per_tensor_malloc_ = p.bool_or("per_tensor_malloc", false);
+    auto p = policy_params(args, param_specs());
+    per_tensor_malloc_ = p.flag("per_tensor_malloc");
     p.finish();
+  }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{param::flag(
+        "per_tensor_malloc", false, "one cudaMalloc per tensor on the switch path, not the pool")};
+    return specs;
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "stop_and_start"; }
 

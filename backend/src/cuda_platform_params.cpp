@@ -22,12 +22,7 @@ CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
   out.arena_gib = r.number_or("arena_gib", out.arena_gib);
   if (out.arena_gib < 0) r.fail("arena_gib", "must be >= 0 (0: the profile's memory)");
   out.margin_gib = r.non_negative("margin_gib", r.number_or("margin_gib", out.margin_gib));
-  const std::string p = r.string_or("precision", std::string(to_string(out.precision)));
-  try {
-    out.precision = parse_precision(p);
-  } catch (const UsageError&) {
-    r.fail("precision", "expected fp32, tf32, bf16 or fp16, got '" + p + "'");
-  }
+  out.precision = r.choice_or("precision", kPrecisionNames, out.precision);
   if (const auto* pl = r.optional("preload")) {
     const char* expected = "expected \"workload\", \"all\", \"none\" or an array of model names";
     if (pl->is_string()) {

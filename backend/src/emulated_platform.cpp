@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpumux/json_reader.hpp"
+#include "gpumux/params.hpp"
 
 namespace gpumux {
 
@@ -21,24 +22,36 @@ std::string describe_lateness(const LatenessStats& s) {
   return buf;
 }
 
+const ParamSpecs& EmulatedPlatform::param_specs() {
+  static const ParamSpecs specs{
+      param::integer("host_arena_mib", 0,
+                     "host buffer standing in for each GPU's memory, MiB "
+                     "(0 = min(profile memory, 256 MiB))"),
+      param::integer("host_weights_mib", 16, "cap of each model's host weight store, MiB >= 1"),
+      param::number("time_scale", "", 1.0, "multiplies every emulated duration (a CI knob)"),
+      param::integer("max_copy_mib", 16, "most bytes one copy really moves, MiB >= 0"),
+      param::integer("cpu_region_mib", 16, "Eigen scratch per operand on CPU devices, MiB >= 1")};
+  return specs;
+}
+
 EmulatedPlatform::EmulatedPlatform(const PlatformSetup& setup) {
   std::int64_t arena_mib = 0;
   std::int64_t weights_mib = 16;
   std::int64_t copy_mib = 16;
   std::int64_t region_mib = 16;
   if (!setup.params.is_null()) {
-    JsonReader r(setup.params, setup.config_file, "platform_params");
-    if (r.has("host_arena_mib")) {
-      arena_mib = r.required_int("host_arena_mib");
-      if (arena_mib < 1) r.fail("host_arena_mib", "must be an integer >= 1");
+    ParamReader r(setup.params, setup.config_file, "platform_params", param_specs());
+    arena_mib = r.integer("host_arena_mib");
+    if (arena_mib < 0) {
+      r.fail("host_arena_mib", "must be an integer >= 0 (0: min(profile memory, 256 MiB))");
     }
-    weights_mib = r.int_or("host_weights_mib", weights_mib);
+    weights_mib = r.integer("host_weights_mib");
     if (weights_mib < 1) r.fail("host_weights_mib", "must be an integer >= 1");
-    time_scale_ = r.number_or("time_scale", 1.0);
+    time_scale_ = r.number("time_scale");
     if (!(time_scale_ > 0 && std::isfinite(time_scale_))) r.fail("time_scale", "must be > 0");
-    copy_mib = r.int_or("max_copy_mib", copy_mib);
+    copy_mib = r.integer("max_copy_mib");
     if (copy_mib < 0) r.fail("max_copy_mib", "must be an integer >= 0");
-    region_mib = r.int_or("cpu_region_mib", region_mib);
+    region_mib = r.integer("cpu_region_mib");
     if (region_mib < 1) r.fail("cpu_region_mib", "must be an integer >= 1");
     r.finish();
   }

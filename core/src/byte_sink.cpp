@@ -69,28 +69,6 @@ void OutBuf::put_json_double(double v) {
   pos_ = static_cast<std::size_t>(end - buf_.get());
 }
 
-std::string_view to_string(Compression c) noexcept {
-  switch (c) {
-    case Compression::None:
-      return "none";
-    case Compression::Gzip:
-      return "gzip";
-    case Compression::Zstd:
-      return "zstd";
-  }
-  return "?";
-}
-
-bool parse_compression(std::string_view text, Compression& out) noexcept {
-  for (Compression c : {Compression::None, Compression::Gzip, Compression::Zstd}) {
-    if (text == to_string(c)) {
-      out = c;
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string_view file_suffix(Compression c) noexcept {
   switch (c) {
     case Compression::None:

@@ -57,12 +57,6 @@ std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double seconds(JsonReader& r, const std::string& key, double v, bool positive) {
-  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
-  if (v > 1e9) r.fail(key, "out of range (more than 1e9 s)");
-  return v;
-}
-
 // Where a job came from, for messages after the jobs have been merged and sorted.
 struct Origin {
   std::string file;             // the config, or the JSONL file for file jobs
@@ -101,24 +95,7 @@ JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const 
   JsonReader r(svc, file, path);
   JobSpec job;
   job.kind = JobKind::Inference;
-  job.name = r.required_string("name");
-  if (job.name.empty()) r.fail("name", "must not be empty");
-  job.model = r.required_string("model");
-  const std::int64_t batch = r.int_or("batch", 1);
-  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
-  job.batch = static_cast<std::uint32_t>(batch);
-  job.arrival_ns = seconds_to_ns(seconds(r, "arrival_s", r.number_or("arrival_s", 0.0), false));
-  if (r.has("slo_ms")) {
-    const double slo_ms = r.positive("slo_ms", r.required_number("slo_ms"));
-    if (slo_ms > 1e9) r.fail("slo_ms", "out of range");
-    job.slo_ns = static_cast<DurationNs>(std::llround(slo_ms * 1e6));
-  }
-  const std::int64_t priority = r.int_or("priority", 0);
-  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
-  job.priority = static_cast<int>(priority);
-  job.weight = r.positive("weight", r.number_or("weight", 1.0));
-  job.tenant = r.string_or("tenant", job.name);
-  if (job.tenant.empty()) r.fail("tenant", "must not be empty");
+  read_job_fields(r, job, /*read_kind=*/false);
 
   const auto& arrivals = r.required("arrivals");
   JsonReader a(arrivals, file, r.path_of("arrivals"));
@@ -268,16 +245,9 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
     }
   }
 
-  const std::string precision = r.string_or("precision", "fp32");
-  try {
-    cfg.cost.precision = parse_precision(precision);
-  } catch (const UsageError&) {
-    r.fail("precision", "expected fp32, tf32, fp16 or bf16, got '" + precision + "'");
-  }
-  const double overhead_us = r.number_or("framework_overhead_us", 0.0);
-  r.non_negative("framework_overhead_us", overhead_us);
-  if (overhead_us > 1e9) r.fail("framework_overhead_us", "out of range");
-  cfg.cost.framework_overhead_ns = static_cast<DurationNs>(std::llround(overhead_us * 1e3));
+  cfg.cost.precision = r.choice_or("precision", kPrecisionNames, Precision::Fp32);
+  cfg.cost.framework_overhead_ns =
+      r.duration_or("framework_overhead_us", TimeUnit::Microseconds, 0);
 
   {
     JsonReader p = r.object("policy");
@@ -340,7 +310,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   if (const auto* h = r.optional("horizon_s")) {
     if (!h->is_number())
       r.fail("horizon_s", std::string("expected a number, got ") + h->type_name());
-    cfg.horizon_ns = seconds_to_ns(seconds(r, "horizon_s", r.required_number("horizon_s"), true));
+    cfg.horizon_ns = r.required_duration("horizon_s", TimeUnit::Seconds, Sign::Positive);
   }
   cfg.out_dir_origin =
       file + (r.has("out_dir") ? ": out_dir" : ": name (out_dir results/" + cfg.name + ")");
@@ -348,12 +318,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
   cfg.write_trace = r.bool_or("trace", true);
   cfg.write_events = r.bool_or("events", true);
-  if (r.has("compress")) {
-    const std::string c = r.string_or("compress", "none");
-    if (!parse_compression(c, cfg.compress)) {
-      r.fail("compress", "unknown value '" + c + "'; valid values: none, gzip, zstd");
-    }
-  }
+  cfg.compress = r.choice_or("compress", kCompressionNames, Compression::None);
   r.finish();
 
   if (cfg.jobs.empty()) {

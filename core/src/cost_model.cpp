@@ -11,18 +11,6 @@
 
 namespace gpumux {
 
-std::string_view to_string(Pass p) noexcept {
-  switch (p) {
-    case Pass::Forward:
-      return "forward";
-    case Pass::Backward:
-      return "backward";
-    case Pass::Update:
-      return "update";
-  }
-  return "?";
-}
-
 std::uint32_t optimizer_slots(Optimizer o) noexcept {
   switch (o) {
     case Optimizer::Sgd:
@@ -36,11 +24,9 @@ std::uint32_t optimizer_slots(Optimizer o) noexcept {
 }
 
 Optimizer parse_optimizer(std::string_view text) {
-  if (text == "sgd") return Optimizer::Sgd;
-  if (text == "momentum") return Optimizer::Momentum;
-  if (text == "adam") return Optimizer::Adam;
+  if (const auto o = kOptimizerNames.parse(text)) return *o;
   throw UsageError("unknown optimizer '" + std::string(text) +
-                   "'; valid names: sgd, momentum, adam");
+                   "'; valid names: " + kOptimizerNames.list());
 }
 
 namespace {

@@ -16,26 +16,9 @@
 namespace gpumux {
 
 Precision parse_precision(std::string_view text) {
-  if (text == "fp32") return Precision::Fp32;
-  if (text == "tf32") return Precision::Tf32;
-  if (text == "fp16") return Precision::Fp16;
-  if (text == "bf16") return Precision::Bf16;
+  if (const auto p = kPrecisionNames.parse(text)) return *p;
   throw UsageError("unknown precision '" + std::string(text) +
-                   "'; valid names: fp32, tf32, fp16, bf16");
-}
-
-std::string_view to_string(Precision p) noexcept {
-  switch (p) {
-    case Precision::Fp32:
-      return "fp32";
-    case Precision::Tf32:
-      return "tf32";
-    case Precision::Fp16:
-      return "fp16";
-    case Precision::Bf16:
-      return "bf16";
-  }
-  return "?";
+                   "'; valid names: " + kPrecisionNames.list());
 }
 
 double DeviceProfile::peak_tflops(Precision p) const noexcept {
@@ -161,14 +144,7 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   DeviceProfile p;
   p.name = r.required_string("name");
   p.display_name = r.required_string("display_name");
-  const std::string kind = r.required_string("kind");
-  if (kind == "gpu") {
-    p.kind = DeviceKind::Gpu;
-  } else if (kind == "cpu") {
-    p.kind = DeviceKind::Cpu;
-  } else {
-    r.fail("kind", "expected \"gpu\" or \"cpu\", got '" + kind + "'");
-  }
+  p.kind = r.required_choice("kind", kDeviceKindNames);
   const bool gpu = p.kind == DeviceKind::Gpu;
   p.memory_bytes = count(r, "memory_bytes", 1);
   if (p.memory_bytes > kMaxMemoryBytes) r.fail("memory_bytes", "out of range (more than 2^50)");

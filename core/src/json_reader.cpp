@@ -137,6 +137,31 @@ double JsonReader::non_negative(const std::string& key, double value) const {
   return value;
 }
 
+DurationNs duration_to_ns(double value, TimeUnit unit) noexcept {
+  double per_unit = 1e9;
+  if (unit == TimeUnit::Milliseconds) per_unit = 1e6;
+  if (unit == TimeUnit::Microseconds) per_unit = 1e3;
+  return static_cast<DurationNs>(std::llround(value * per_unit));
+}
+
+DurationNs JsonReader::required_duration(const std::string& key, TimeUnit unit, Sign sign) {
+  const double v = required_number(key);
+  if (sign == Sign::Positive) {
+    positive(key, v);
+  } else {
+    non_negative(key, v);
+  }
+  if (v > kMaxDurationUnits) {
+    fail(key, "out of range (more than 1e9 " + std::string(kTimeUnitNames.name(unit)) + ")");
+  }
+  return duration_to_ns(v, unit);
+}
+
+DurationNs JsonReader::duration_or(const std::string& key, TimeUnit unit, DurationNs fallback_ns,
+                                   Sign sign) {
+  return has(key) ? required_duration(key, unit, sign) : fallback_ns;
+}
+
 void JsonReader::fail(const std::string& key, const std::string& problem) const {
   throw ConfigError(file_, path_of(key), problem);
 }

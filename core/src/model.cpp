@@ -16,26 +16,6 @@
 
 namespace gpumux {
 
-std::string_view to_string(LayerKind kind) noexcept {
-  switch (kind) {
-    case LayerKind::Conv:
-      return "conv";
-    case LayerKind::Linear:
-      return "linear";
-    case LayerKind::Norm:
-      return "norm";
-    case LayerKind::Pool:
-      return "pool";
-    case LayerKind::Embedding:
-      return "embedding";
-    case LayerKind::Attention:
-      return "attention";
-    case LayerKind::Elementwise:
-      return "elementwise";
-  }
-  return "?";
-}
-
 Model::Model(std::string name, std::string display_name, std::vector<Layer> layers,
              std::map<std::string, Grouping, std::less<>> groupings, std::uint32_t sequence_length)
     : name_(std::move(name)),
@@ -131,15 +111,7 @@ std::uint64_t read_count(JsonReader& r, const std::string& key, std::uint64_t ma
 }
 
 LayerKind parse_kind(JsonReader& r) {
-  const std::string kind = r.required_string("kind");
-  static constexpr LayerKind kAll[] = {
-      LayerKind::Conv,      LayerKind::Linear,    LayerKind::Norm,       LayerKind::Pool,
-      LayerKind::Embedding, LayerKind::Attention, LayerKind::Elementwise};
-  for (LayerKind k : kAll) {
-    if (kind == to_string(k)) return k;
-  }
-  r.fail("kind", "unknown layer kind '" + kind +
-                     "'; valid: conv, linear, norm, pool, embedding, attention, elementwise");
+  return r.required_choice("kind", kLayerKindNames);
 }
 
 // Physical limits of one layer (traces/formats.md). Real layers stay below 1e10 FLOPs and

@@ -16,16 +16,6 @@
 
 namespace gpumux {
 
-std::string_view to_string(JobKind k) noexcept {
-  switch (k) {
-    case JobKind::Training:
-      return "training";
-    case JobKind::Inference:
-      return "inference";
-  }
-  return "?";
-}
-
 TimeNs ClosedLoop::next_send_time(TimeNs t) const noexcept {
   TimeNs x = std::max(t, start_ns);
   if (x >= end_ns) return kTimeNever;
@@ -146,48 +136,13 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
                          const std::filesystem::path& repo_root) {
   JsonReader r(j, file, "");
   JobSpec job;
-  job.name = r.required_string("name");
-  if (job.name.empty()) r.fail("name", "must not be empty");
-  const std::string kind = r.required_string("kind");
-  if (kind == "training") {
-    job.kind = JobKind::Training;
-  } else if (kind == "inference") {
-    job.kind = JobKind::Inference;
-  } else {
-    r.fail("kind", "expected \"training\" or \"inference\", got '" + kind + "'");
-  }
-  job.model = r.required_string("model");
-  if (job.model.empty()) r.fail("model", "must not be empty");
-  const std::int64_t batch = r.required_int("batch");
-  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
-  job.batch = static_cast<std::uint32_t>(batch);
-  const double arrival_s = seconds_value(r, "arrival_s", r.required_number("arrival_s"));
-  job.arrival_ns = seconds_to_ns(arrival_s);
-
-  const std::int64_t priority = r.int_or("priority", 0);
-  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
-  job.priority = static_cast<int>(priority);
-  job.weight = r.positive("weight", r.number_or("weight", 1.0));
-  job.tenant = r.string_or("tenant", job.name);
-  if (job.tenant.empty()) r.fail("tenant", "must not be empty");
-  if (r.has("expected_duration_s")) {
-    job.expected_duration_ns = seconds_to_ns(
-        seconds_value(r, "expected_duration_s", r.required_number("expected_duration_s")));
-  }
-
+  read_job_fields(r, job, /*read_kind=*/true);
   if (job.kind == JobKind::Training) {
-    for (const char* key : {"requests", "slo_ms"}) {
-      if (r.has(key)) r.fail(key, "not allowed for a training job");
-    }
+    if (r.has("requests")) r.fail("requests", "not allowed for a training job");
     const std::int64_t iterations = r.required_int("iterations");
     if (iterations < 1) r.fail("iterations", "must be >= 1");
     job.iterations = static_cast<std::uint64_t>(iterations);
-    const std::string optimizer = r.string_or("optimizer", "momentum");
-    try {
-      job.optimizer = parse_optimizer(optimizer);
-    } catch (const UsageError&) {
-      r.fail("optimizer", "expected sgd, momentum or adam, got '" + optimizer + "'");
-    }
+    job.optimizer = r.choice_or("optimizer", kOptimizerNames, Optimizer::Momentum);
   } else {
     for (const char* key : {"iterations", "optimizer"}) {
       if (r.has(key)) r.fail(key, "not allowed for an inference job");
@@ -196,16 +151,13 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
     if (requests.is_array()) {
       job.requests_ns = read_request_array(r, requests, job.arrival_ns);
     } else if (requests.is_object()) {
+      // offset_s defaults to arrival_s as written (not its ns), so request times round once.
+      const double arrival_s = r.has("arrival_s") ? r.required_number("arrival_s") : 0.0;
       job.requests_ns = read_request_file(r, arrival_s, repo_root);
     } else {
       r.fail("requests", std::string("expected an array of times or an object with \"file\", "
                                      "got ") +
                              requests.type_name());
-    }
-    if (r.has("slo_ms")) {
-      const double slo_ms = r.positive("slo_ms", r.required_number("slo_ms"));
-      if (slo_ms > kMaxSeconds) r.fail("slo_ms", "out of range");
-      job.slo_ns = static_cast<DurationNs>(std::llround(slo_ms * 1e6));
     }
   }
   r.finish();
@@ -213,6 +165,30 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
 }
 
 }  // namespace
+
+void read_job_fields(JsonReader& r, JobSpec& job, bool read_kind) {
+  job.name = r.required_string("name");
+  if (job.name.empty()) r.fail("name", "must not be empty");
+  if (read_kind) job.kind = r.required_choice("kind", kJobKindNames);
+  job.model = r.required_string("model");
+  if (job.model.empty()) r.fail("model", "must not be empty");
+  const std::int64_t batch = r.int_or("batch", 1);
+  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
+  job.batch = static_cast<std::uint32_t>(batch);
+  job.arrival_ns = r.duration_or("arrival_s", TimeUnit::Seconds, 0);
+  const std::int64_t priority = r.int_or("priority", 0);
+  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
+  job.priority = static_cast<int>(priority);
+  job.weight = r.positive("weight", r.number_or("weight", 1.0));
+  job.tenant = r.string_or("tenant", job.name);
+  if (job.tenant.empty()) r.fail("tenant", "must not be empty");
+  job.expected_duration_ns = r.duration_or("expected_duration_s", TimeUnit::Seconds, 0);
+  if (job.kind == JobKind::Training) {
+    if (r.has("slo_ms")) r.fail("slo_ms", "not allowed for a training job");
+  } else {
+    job.slo_ns = r.duration_or("slo_ms", TimeUnit::Milliseconds, 0, Sign::Positive);
+  }
+}
 
 JobSpec parse_job(const nlohmann::json& j, const std::string& file, const std::string& where,
                   const std::filesystem::path& repo_root) {

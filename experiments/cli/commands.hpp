@@ -18,15 +18,15 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 int validate_command(const std::string& config, const std::vector<std::string>& overrides);
-int list_command(const std::string& what);
+int list_command(const std::string& what, bool params = false);
 
 struct SweepArgs {
   std::string sweep;
   unsigned jobs = 1;
   std::vector<std::string> overrides;
-  bool force = false;        ///< re-run (and replace) points whose results are complete
-  bool quick = false;       ///< apply the sweep file's "quick" section (smaller traces)
-  std::string out_dir;      ///< overrides the sweep file's out_dir (relative: to the cwd)
+  bool force = false;   ///< re-run (and replace) points whose results are complete
+  bool quick = false;   ///< apply the sweep file's "quick" section (smaller traces)
+  std::string out_dir;  ///< overrides the sweep file's out_dir (relative: to the cwd)
 };
 int sweep_command(const SweepArgs& args);
 

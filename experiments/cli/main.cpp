@@ -24,15 +24,21 @@ int main(int argc, char** argv) {
 
   std::string validate_config;
   std::vector<std::string> validate_overrides;
-  auto* validate = app.add_subcommand("validate", "Check a config (and its workload) without running");
+  auto* validate =
+      app.add_subcommand("validate", "Check a config (and its workload) without running");
   validate->add_option("config", validate_config, "Experiment config (JSON)")->required();
   validate->add_option("--set", validate_overrides, "Override a config key: a.b.c=value");
 
   std::string list_what;
-  auto* list = app.add_subcommand("list", "List registered policies, platforms, models, devices or generators");
+  bool list_params = false;
+  auto* list = app.add_subcommand(
+      "list", "List registered policies, platforms, models, devices or generators");
   list->add_option("what", list_what, "policies | platforms | models | devices | generators")
       ->required()
       ->check(CLI::IsMember({"policies", "platforms", "models", "devices", "generators"}));
+  list->add_flag(
+      "--params", list_params,
+      "Also print each plug-in's declared parameters (name, type [unit], default, help)");
 
   SweepArgs sweep_args;
   auto* sweep = app.add_subcommand("sweep", "Run every point of a sweep file (resumable)");
@@ -41,15 +47,20 @@ int main(int argc, char** argv) {
   sweep->add_option("--set", sweep_args.overrides, "Override applied to every run: a.b=value");
   sweep->add_flag("--force", sweep_args.force,
                   "Re-run points whose results are complete and replace them");
-  sweep->add_flag("--quick", sweep_args.quick, "Apply the sweep's \"quick\" section (smaller traces)");
+  sweep->add_flag("--quick", sweep_args.quick,
+                  "Apply the sweep's \"quick\" section (smaller traces)");
   sweep->add_option("--out,--out-dir", sweep_args.out_dir,
                     "Results directory (overrides the file's out_dir)");
 
   CalibrateArgs cal_args;
-  auto* calibrate = app.add_subcommand("calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");
-  calibrate->add_option("--device", cal_args.device, "Profile name to write, e.g. h100-sxm")->required();
-  calibrate->add_option("--out", cal_args.out, "Output profile (default traces/devices/NAME.calibrated.json)");
-  calibrate->add_option("--base", cal_args.base, "Datasheet profile to start from (default traces/devices/NAME.json)");
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");
+  calibrate->add_option("--device", cal_args.device, "Profile name to write, e.g. h100-sxm")
+      ->required();
+  calibrate->add_option("--out", cal_args.out,
+                        "Output profile (default traces/devices/NAME.calibrated.json)");
+  calibrate->add_option("--base", cal_args.base,
+                        "Datasheet profile to start from (default traces/devices/NAME.json)");
   calibrate->add_option("--models", cal_args.models, "Models to time (default: the whole zoo)");
   calibrate->add_flag("--quick", cal_args.quick, "Fewer sizes and repetitions");
   calibrate->add_flag("--force", cal_args.force, "Replace an earlier calibrated profile at --out");
@@ -72,7 +83,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return run_command(run_args);
     if (*validate) return validate_command(validate_config, validate_overrides);
-    if (*list) return list_command(list_what);
+    if (*list) return list_command(list_what, list_params);
     if (*sweep) return sweep_command(sweep_args);
     if (*calibrate) return calibrate_command(cal_args);
   } catch (const gpumux::InputError& e) {

@@ -11,6 +11,7 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/params.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
 #include "gpumux/result_dir.hpp"
@@ -20,7 +21,9 @@ namespace gpumux::cli {
 
 namespace fs = std::filesystem;
 
-fs::path repo_root() { return find_repo_root(fs::current_path()); }
+fs::path repo_root() {
+  return find_repo_root(fs::current_path());
+}
 
 int run_command(const RunArgs& args) {
   const fs::path root = repo_root();
@@ -58,10 +61,11 @@ int validate_command(const std::string& config_file, const std::vector<std::stri
   return 0;
 }
 
-int list_command(const std::string& what) {
-  auto print_registry = [](const auto& registry) {
+int list_command(const std::string& what, bool params) {
+  auto print_registry = [params](const auto& registry) {
     for (const auto& name : registry.names()) {
       std::cout << std::left << std::setw(24) << name << registry.summary(name) << "\n";
+      if (params) std::cout << describe_params(registry.params(name), "    ");
     }
   };
   if (what == "policies") print_registry(PolicyRegistry::instance());
@@ -71,12 +75,11 @@ int list_command(const std::string& what) {
     ModelCatalog catalog(repo_root() / "traces" / "models");
     for (const auto& name : catalog.names()) {
       const Model& m = catalog.at(name);
-      std::cout << std::left << std::setw(20) << name << std::right << std::setw(12)
-                << m.params() << " params " << std::setw(8) << std::fixed
-                << std::setprecision(1) << static_cast<double>(m.weight_bytes()) / (1 << 20)
-                << " MiB " << std::setw(7) << std::setprecision(2)
-                << m.fwd_macs_per_sample() / 1e9 << " GMAC/sample " << std::setw(4)
-                << m.layer_count() << " layers  " << m.display_name() << "\n";
+      std::cout << std::left << std::setw(20) << name << std::right << std::setw(12) << m.params()
+                << " params " << std::setw(8) << std::fixed << std::setprecision(1)
+                << static_cast<double>(m.weight_bytes()) / (1 << 20) << " MiB " << std::setw(7)
+                << std::setprecision(2) << m.fwd_macs_per_sample() / 1e9 << " GMAC/sample "
+                << std::setw(4) << m.layer_count() << " layers  " << m.display_name() << "\n";
     }
   }
   if (what == "devices") {
@@ -109,7 +112,8 @@ void check_calibration_target(const fs::path& out, bool force) {
   // The folder must exist (or be creatable) before minutes of GPU work, not after.
   const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   fs::create_directories(parent, ec);
-  if (ec) throw UsageError("--out: " + parent.string() + ": cannot create the folder: " + ec.message());
+  if (ec)
+    throw UsageError("--out: " + parent.string() + ": cannot create the folder: " + ec.message());
   const auto st = fs::symlink_status(out, ec);
   if (ec || st.type() == fs::file_type::not_found) return;
   if (st.type() != fs::file_type::regular) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gpumux/json_reader.hpp"
+#include "gpumux/params.hpp"
 #include "gpumux/policy.hpp"
 
 namespace gpumux::policies {
@@ -53,10 +54,17 @@ inline bool reject_without_gpu(Context& ctx, JobId job, std::string_view policy)
   return true;
 }
 
-/// A policy's params object read strictly: unknown keys are errors naming the file and
-/// "policy.params.<key>".
-inline JsonReader policy_params(const PolicyArgs& args) {
-  return JsonReader(args.params, args.file, "policy.params");
+/// A policy's params object read through its declaration (the same list it registers):
+/// undeclared keys are errors naming the file and "policy.params.<key>".
+inline ParamReader policy_params(const PolicyArgs& args, const ParamSpecs& specs) {
+  return ParamReader(args.params, args.file, "policy.params", specs);
+}
+
+/// The `depth` parameter of the simple baselines: ops of one job queued or in flight.
+inline std::size_t read_depth(ParamReader& p) {
+  const std::int64_t depth = p.integer("depth");
+  if (depth < 1) p.fail("depth", "must be at least 1");
+  return static_cast<std::size_t>(depth);
 }
 
 }  // namespace gpumux::policies

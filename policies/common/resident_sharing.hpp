@@ -13,10 +13,15 @@ namespace gpumux::policies {
 class ResidentSharing : public Policy {
  public:
   ResidentSharing(const PolicyArgs& args, bool mps) : mps_(mps) {
-    auto p = policy_params(args);
-    depth_ = static_cast<std::size_t>(p.int_or("depth", 2));
-    if (depth_ == 0) p.fail("depth", "must be at least 1");
+    auto p = policy_params(args, param_specs());
+    depth_ = read_depth(p);
     p.finish();
+  }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::integer("depth", 2, "ops of one job queued or in flight on its compute stream")};
+    return specs;
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {

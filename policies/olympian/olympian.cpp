@@ -76,46 +76,49 @@ namespace gpumux::policies::olympian {
 namespace {
 
 enum class Mode : std::uint8_t { Fair, WeightedFair, Priority };
-
-DurationNs us_param_ns(double us) {
-  return static_cast<DurationNs>(std::llround(us * 1e3));
-}
+inline constexpr EnumNames<Mode, 3> kModeNames{
+    {{Mode::Fair, "fair"}, {Mode::WeightedFair, "weighted_fair"}, {Mode::Priority, "priority"}}};
+enum class Overshoot : std::uint8_t { Carry, Repay };
+inline constexpr EnumNames<Overshoot, 2> kOvershootNames{
+    {{Overshoot::Carry, "carry"}, {Overshoot::Repay, "repay"}}};
 
 class Olympian final : public Policy {
  public:
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::choice("mode", kModeNames, Mode::Fair, "who gets the token next"),
+        param::duration("quantum_us", TimeUnit::Microseconds, 1000.0,
+                        "profiled GPU time per turn, >= 1 ns"),
+        param::integer("depth", 2, "nodes of a run queued or running at once, in [1, 1024]"),
+        param::integer("layers_per_node", 1, "model layers per graph node, >= 1"),
+        param::integer("profile_requests", 5,
+                       "warm-up requests per (model, batch) run unscheduled; 0 = cost model"),
+        param::duration("yield_check_us", TimeUnit::Microseconds, 1.0,
+                        "host cost of the yield check before each node"),
+        param::duration("handoff_us", TimeUnit::Microseconds, std::nullopt,
+                        "thread wake-up when the token changes hands (default: event_ns)"),
+        param::choice("overshoot", kOvershootNames, Overshoot::Carry,
+                      "a quantum overrun is forgiven (carry) or paid back (repay)")};
+    return specs;
+  }
+
   explicit Olympian(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    const std::string mode = p.string_or("mode", "fair");
-    if (mode == "fair") {
-      mode_ = Mode::Fair;
-    } else if (mode == "weighted_fair") {
-      mode_ = Mode::WeightedFair;
-    } else if (mode == "priority") {
-      mode_ = Mode::Priority;
-    } else {
-      p.fail("mode", "expected fair, weighted_fair or priority, got '" + mode + "'");
-    }
-    quantum_ns_ = us_param_ns(p.positive("quantum_us", p.number_or("quantum_us", 1000.0)));
+    auto p = policy_params(args, param_specs());
+    mode_ = p.choice("mode", kModeNames);
+    quantum_ns_ = p.duration("quantum_us", Sign::Positive);
     if (quantum_ns_ < 1) p.fail("quantum_us", "must be at least 0.001 (1 ns)");
-    const std::int64_t depth = p.int_or("depth", 2);
+    const std::int64_t depth = p.integer("depth");
     if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
     depth_ = static_cast<std::uint32_t>(depth);
-    const std::int64_t per_node = p.int_or("layers_per_node", 1);
+    const std::int64_t per_node = p.integer("layers_per_node");
     if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
     layers_per_node_ = static_cast<std::uint32_t>(per_node);
-    const std::int64_t warmup = p.int_or("profile_requests", 5);
+    const std::int64_t warmup = p.integer("profile_requests");
     if (warmup < 0) p.fail("profile_requests", "must be an integer >= 0");
     profile_requests_ = static_cast<std::uint64_t>(warmup);
-    yield_check_ns_ =
-        us_param_ns(p.non_negative("yield_check_us", p.number_or("yield_check_us", 1.0)));
-    const std::string overshoot = p.string_or("overshoot", "carry");
-    if (overshoot != "carry" && overshoot != "repay") {
-      p.fail("overshoot", "expected carry or repay, got '" + overshoot + "'");
-    }
-    repay_ = overshoot == "repay";
-    if (p.has("handoff_us")) {
-      handoff_ns_ = us_param_ns(p.non_negative("handoff_us", p.required_number("handoff_us")));
-    }
+    yield_check_ns_ = p.duration("yield_check_us");
+    repay_ = p.choice("overshoot", kOvershootNames) == Overshoot::Repay;
+    if (const auto h = p.optional_duration("handoff_us")) handoff_ns_ = *h;
     p.finish();
     ring_ = TokenRing(mode_ == Mode::Priority);
   }

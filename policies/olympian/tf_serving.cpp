@@ -29,19 +29,28 @@
 namespace gpumux::policies::olympian {
 namespace {
 
+enum class Streams : std::uint8_t { Shared, PerClient };
+inline constexpr EnumNames<Streams, 2> kStreamsNames{
+    {{Streams::Shared, "shared"}, {Streams::PerClient, "per_client"}}};
+
 class TfServing final : public Policy {
  public:
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::choice("streams", kStreamsNames, Streams::Shared,
+                      "one compute stream for all clients, or one per client"),
+        param::integer("depth", 2, "nodes of a run queued or running at once, in [1, 1024]"),
+        param::integer("layers_per_node", 1, "model layers per graph node, >= 1")};
+    return specs;
+  }
+
   explicit TfServing(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    const std::string streams = p.string_or("streams", "shared");
-    if (streams != "shared" && streams != "per_client") {
-      p.fail("streams", "expected shared or per_client, got '" + streams + "'");
-    }
-    per_client_ = streams == "per_client";
-    const std::int64_t depth = p.int_or("depth", 2);
+    auto p = policy_params(args, param_specs());
+    per_client_ = p.choice("streams", kStreamsNames) == Streams::PerClient;
+    const std::int64_t depth = p.integer("depth");
     if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
     depth_ = static_cast<std::uint32_t>(depth);
-    const std::int64_t per_node = p.int_or("layers_per_node", 1);
+    const std::int64_t per_node = p.integer("layers_per_node");
     if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
     layers_per_node_ = static_cast<std::uint32_t>(per_node);
     p.finish();

@@ -114,61 +114,73 @@ constexpr DurationNs kSwitchMessages = 2;
 constexpr std::size_t kTrainingDepth = 2;
 /// Timer tag: decide what runs next.
 constexpr std::uint64_t kDecideTag = 1;
-// Defaults of the artifact's host costs, ns (sources in the header comment).
-constexpr DurationNs kEventSyncNs = 7'000;     // event/device synchronize round trip, §4.2
-constexpr DurationNs kPythonCopyNs = 13'500;   // 2 eager torch calls x 6.75 us, §4.1 + §5
-constexpr DurationNs kPipeMessageNs = 15'000;  // multiprocessing.Pipe one way, §4.3
-constexpr DurationNs kPipeRecvNs = 3'000;      // recv of a message already queued, §5
 
-template <class E>
-E read_choice(JsonReader& p, const std::string& key, E fallback,
-              std::initializer_list<std::pair<std::string_view, E>> choices) {
-  if (!p.has(key)) return fallback;
-  const std::string text = p.required_string(key);
-  std::string valid;
-  for (const auto& [name, value] : choices) {
-    if (text == name) return value;
-    valid += (valid.empty() ? "" : ", ") + std::string(name);
-  }
-  p.fail(key, "unknown value '" + text + "'; valid values: " + valid);
-}
-
-DurationNs read_us(JsonReader& p, const std::string& key, DurationNs fallback_ns) {
-  if (!p.has(key)) return fallback_ns;
-  const double us = p.non_negative(key, p.required_number(key));
-  if (us > 1e9) p.fail(key, "out of range (more than 1e9 us)");
-  return static_cast<DurationNs>(us * 1000.0 + 0.5);
-}
+inline constexpr EnumNames<GroupingMode, 5> kGroupingNames{
+    {{GroupingMode::Optimal, "optimal"},
+     {GroupingMode::PerLayer, "per_layer"},
+     {GroupingMode::Whole, "whole"},
+     {GroupingMode::NoPipeline, "no_pipeline"},
+     {GroupingMode::Artifact, "artifact"}}};
+enum class MemoryMode : std::uint8_t { Unified, PerAllocation };
+inline constexpr EnumNames<MemoryMode, 2> kMemoryNames{
+    {{MemoryMode::Unified, "unified"}, {MemoryMode::PerAllocation, "per_allocation"}}};
+enum class HostMemory : std::uint8_t { Pinned, Pageable };
+inline constexpr EnumNames<HostMemory, 2> kHostMemoryNames{
+    {{HostMemory::Pinned, "pinned"}, {HostMemory::Pageable, "pageable"}}};
+inline constexpr EnumNames<Switching, 3> kSwitchingNames{
+    {{Switching::ActiveStandby, "active_standby"},
+     {Switching::OneContext, "one_context"},
+     {Switching::KillRestart, "kill_restart"}}};
+inline constexpr EnumNames<GroupTransfer, 2> kGroupTransferNames{
+    {{GroupTransfer::Artifact, "artifact"}, {GroupTransfer::EventWait, "event_wait"}}};
 
 class PipeSwitch final : public Policy {
  public:
+  // Defaults of the artifact's host costs (interference-anchors §4-§5; sources in the header
+  // comment): event_sync 7 us (§4.2), python_copy 13.5 us (2 eager torch calls, §4.1 + §5),
+  // pipe_message 15 us (multiprocessing.Pipe one way, §4.3), pipe_recv 3 us (§5).
+  static const ParamSpecs& param_specs() {
+    using param::duration;
+    constexpr auto us = TimeUnit::Microseconds;
+    static const ParamSpecs specs{
+        param::choice("grouping", kGroupingNames, GroupingMode::Optimal,
+                      "how layers are grouped for pipelined transmission"),
+        param::choice("memory", kMemoryNames, MemoryMode::Unified,
+                      "one unified block, or one allocation per tensor"),
+        param::choice("host_memory", kHostMemoryNames, HostMemory::Pinned,
+                      "host memory the weights are copied from"),
+        param::choice("switching", kSwitchingNames, Switching::ActiveStandby,
+                      "how the GPU changes task"),
+        param::choice("group_transfer", kGroupTransferNames, GroupTransfer::Artifact,
+                      "how a group's compute waits for its copy"),
+        duration("ipc_message_us", us, 100.0, "switch request message (old task to stop)"),
+        duration("group_sync_us", us, std::nullopt,
+                 "event wait per group with event_wait (default: the profile's event_ns)"),
+        duration("event_sync_us", us, 7.0, "event/device synchronize round trip"),
+        duration("python_copy_us", us, 13.5, "host cost before each later copy"),
+        duration("pipe_message_us", us, 15.0, "group-ready message, one way"),
+        duration("pipe_recv_us", us, 3.0, "recv of a queued message before a group computes"),
+        duration("train_sync_us", us, std::nullopt,
+                 "synchronisation before each training op (default: event_sync_us)"),
+        param::integer("train_layers_per_op", 1, "zoo layers per training op, in [1, 1e6]")};
+    return specs;
+  }
+
   explicit PipeSwitch(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    grouping_ = read_choice(p, "grouping", GroupingMode::Optimal,
-                            {{"optimal", GroupingMode::Optimal},
-                             {"per_layer", GroupingMode::PerLayer},
-                             {"whole", GroupingMode::Whole},
-                             {"no_pipeline", GroupingMode::NoPipeline},
-                             {"artifact", GroupingMode::Artifact}});
-    per_allocation_ =
-        read_choice(p, "memory", false, {{"unified", false}, {"per_allocation", true}});
-    pageable_ = read_choice(p, "host_memory", false, {{"pinned", false}, {"pageable", true}});
-    switching_ = read_choice(p, "switching", Switching::ActiveStandby,
-                             {{"active_standby", Switching::ActiveStandby},
-                              {"one_context", Switching::OneContext},
-                              {"kill_restart", Switching::KillRestart}});
-    group_transfer_ = read_choice(
-        p, "group_transfer", GroupTransfer::Artifact,
-        {{"artifact", GroupTransfer::Artifact}, {"event_wait", GroupTransfer::EventWait}});
-    ipc_message_ns_ = read_us(p, "ipc_message_us", 100'000);
-    group_sync_ns_ = read_us(p, "group_sync_us", -1);  // -1: the profile's event_ns
-    // The artifact's host costs (interference-anchors §4-§5; sources in the header comment).
-    event_sync_ns_ = read_us(p, "event_sync_us", kEventSyncNs);
-    python_copy_ns_ = read_us(p, "python_copy_us", kPythonCopyNs);
-    pipe_message_ns_ = read_us(p, "pipe_message_us", kPipeMessageNs);
-    pipe_recv_ns_ = read_us(p, "pipe_recv_us", kPipeRecvNs);
-    train_sync_ns_ = read_us(p, "train_sync_us", event_sync_ns_);
-    const std::int64_t layers = p.int_or("train_layers_per_op", 1);
+    auto p = policy_params(args, param_specs());
+    grouping_ = p.choice("grouping", kGroupingNames);
+    per_allocation_ = p.choice("memory", kMemoryNames) == MemoryMode::PerAllocation;
+    pageable_ = p.choice("host_memory", kHostMemoryNames) == HostMemory::Pageable;
+    switching_ = p.choice("switching", kSwitchingNames);
+    group_transfer_ = p.choice("group_transfer", kGroupTransferNames);
+    ipc_message_ns_ = p.duration("ipc_message_us");
+    group_sync_ns_ = p.optional_duration("group_sync_us").value_or(-1);  // -1: event_ns
+    event_sync_ns_ = p.duration("event_sync_us");
+    python_copy_ns_ = p.duration("python_copy_us");
+    pipe_message_ns_ = p.duration("pipe_message_us");
+    pipe_recv_ns_ = p.duration("pipe_recv_us");
+    train_sync_ns_ = p.optional_duration("train_sync_us").value_or(event_sync_ns_);
+    const std::int64_t layers = p.integer("train_layers_per_op");
     if (layers < 1 || layers > 1'000'000) p.fail("train_layers_per_op", "must be in [1, 1e6]");
     train_layers_per_op_ = static_cast<std::uint32_t>(layers);
     p.finish();

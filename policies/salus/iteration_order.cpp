@@ -5,34 +5,6 @@
 
 namespace gpumux::policies::salus {
 
-std::optional<SchedPolicy> parse_sched(std::string_view text) noexcept {
-  if (text == "pack") return SchedPolicy::Pack;
-  if (text == "fair") return SchedPolicy::Fair;
-  if (text == "rr") return SchedPolicy::Rr;
-  if (text == "fifo") return SchedPolicy::Fifo;
-  if (text == "preempt") return SchedPolicy::Preempt;
-  if (text == "srtf") return SchedPolicy::Srtf;
-  return std::nullopt;
-}
-
-std::string_view to_string(SchedPolicy p) noexcept {
-  switch (p) {
-    case SchedPolicy::Pack:
-      return "pack";
-    case SchedPolicy::Fair:
-      return "fair";
-    case SchedPolicy::Rr:
-      return "rr";
-    case SchedPolicy::Fifo:
-      return "fifo";
-    case SchedPolicy::Preempt:
-      return "preempt";
-    case SchedPolicy::Srtf:
-      return "srtf";
-  }
-  return "?";
-}
-
 namespace {
 
 // The policy's preference as a sortable key; smaller runs first. Sessions with nothing

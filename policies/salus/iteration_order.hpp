@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpumux/enum_names.hpp"
 #include "gpumux/ids.hpp"
 #include "gpumux/time.hpp"
 
@@ -28,8 +29,18 @@ namespace gpumux::policies::salus {
 
 enum class SchedPolicy : std::uint8_t { Pack, Fair, Rr, Fifo, Preempt, Srtf };
 
-[[nodiscard]] std::optional<SchedPolicy> parse_sched(std::string_view text) noexcept;
-[[nodiscard]] std::string_view to_string(SchedPolicy p) noexcept;
+inline constexpr EnumNames<SchedPolicy, 6> kSchedNames{{{SchedPolicy::Pack, "pack"},
+                                                        {SchedPolicy::Fair, "fair"},
+                                                        {SchedPolicy::Rr, "rr"},
+                                                        {SchedPolicy::Fifo, "fifo"},
+                                                        {SchedPolicy::Preempt, "preempt"},
+                                                        {SchedPolicy::Srtf, "srtf"}}};
+[[nodiscard]] constexpr std::optional<SchedPolicy> parse_sched(std::string_view text) noexcept {
+  return kSchedNames.parse(text);
+}
+[[nodiscard]] constexpr std::string_view to_string(SchedPolicy p) noexcept {
+  return kSchedNames.name(p);
+}
 
 /// One live job of a lane, as the scheduler sees it.
 struct Session {

@@ -78,40 +78,42 @@ constexpr std::uint64_t kMiB = 1024 * 1024;
 // Two allocations (state, activations) are each rounded up to the engine's alignment.
 constexpr std::uint64_t kAlignmentSlack = 2 * kAllocationAlignBytes;
 
+inline constexpr EnumNames<LaneMode, 2> kLaneModeNames{
+    {{LaneMode::PerJob, "per_job"}, {LaneMode::Single, "single"}}};
+
 class Salus final : public Policy {
  public:
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::choice("sched", kSchedNames, SchedPolicy::Pack, "iteration scheduler"),
+        param::choice("lanes", kLaneModeNames, LaneMode::PerJob,
+                      "a lane per job, or one whole-GPU lane"),
+        param::flag("shared_lanes", true, "jobs may share a lane (must be true with single)"),
+        param::flag("work_conserving", true, "when the pick cannot run, run the next runnable job"),
+        param::number("lane_memory_gib", "GiB", std::nullopt,
+                      "memory the lane manager hands out (default: the whole GPU)"),
+        // Assumption (dossier §5.8, §10: "RPC + scheduler round"): one localhost ZeroMQ
+        // request/reply plus one pass of Salus' scheduling loop, ~100 us; not measured.
+        param::duration("iteration_overhead_us", TimeUnit::Microseconds, 100.0,
+                        "RPC + scheduling round paid by each iteration")};
+    return specs;
+  }
+
   explicit Salus(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    const std::string sched = p.string_or("sched", "pack");
-    const auto parsed = parse_sched(sched);
-    if (!parsed)
-      p.fail("sched", "expected pack, fair, rr, fifo, preempt or srtf, got '" + sched + "'");
-    sched_ = *parsed;
-    const std::string lanes = p.string_or("lanes", "per_job");
-    if (lanes == "per_job") {
-      lane_mode_ = LaneMode::PerJob;
-    } else if (lanes == "single") {
-      lane_mode_ = LaneMode::Single;
-    } else {
-      p.fail("lanes", "expected per_job or single, got '" + lanes + "'");
-    }
-    shared_lanes_ = p.bool_or("shared_lanes", true);
+    auto p = policy_params(args, param_specs());
+    sched_ = p.choice("sched", kSchedNames);
+    lane_mode_ = p.choice("lanes", kLaneModeNames);
+    shared_lanes_ = p.flag("shared_lanes");
     if (lane_mode_ == LaneMode::Single && !shared_lanes_) {
       p.fail("shared_lanes", "must be true with lanes = single (one lane that every job shares)");
     }
-    work_conserving_ = p.bool_or("work_conserving", true);
-    // The memory the lane manager hands out (default: the whole GPU).
-    if (p.has("lane_memory_gib")) {
-      const double gib = p.positive("lane_memory_gib", p.required_number("lane_memory_gib"));
-      if (gib > 1e6) p.fail("lane_memory_gib", "out of range");
-      lane_memory_bytes_ = static_cast<std::uint64_t>(gib * 1073741824.0 + 0.5);
+    work_conserving_ = p.flag("work_conserving");
+    if (const auto gib = p.optional_number("lane_memory_gib")) {
+      p.positive("lane_memory_gib", *gib);
+      if (*gib > 1e6) p.fail("lane_memory_gib", "out of range");
+      lane_memory_bytes_ = static_cast<std::uint64_t>(*gib * 1073741824.0 + 0.5);
     }
-    // Assumption (dossier §5.8, §10: "RPC + scheduler round"): one localhost ZeroMQ
-    // request/reply plus one pass of Salus' scheduling loop, ~100 us; not measured.
-    const double overhead_us =
-        p.non_negative("iteration_overhead_us", p.number_or("iteration_overhead_us", 100.0));
-    if (overhead_us > 1e9) p.fail("iteration_overhead_us", "out of range");
-    overhead_ns_ = static_cast<DurationNs>(overhead_us * 1e3 + 0.5);
+    overhead_ns_ = p.duration("iteration_overhead_us");
     p.finish();
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "salus"; }

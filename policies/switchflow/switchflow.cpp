@@ -74,32 +74,39 @@ namespace gpumux::policies::switchflow {
 namespace {
 
 enum class SubgraphScope : std::uint8_t { Iteration, Pass };
+inline constexpr EnumNames<SubgraphScope, 2> kSubgraphNames{
+    {{SubgraphScope::Iteration, "iteration"}, {SubgraphScope::Pass, "pass"}}};
 
 /// What a placement attempt did.
 enum class MoveResult : std::uint8_t { Moved, Wait, NoFit };
 
 class SwitchFlow final : public Policy {
  public:
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::choice("subgraph", kSubgraphNames, SubgraphScope::Iteration,
+                      "what one subgraph (one token grant) covers"),
+        param::integer("layers_per_op", 1, "zoo layers per op (TF node), in [0, 1e6]; 0 = a pass"),
+        param::integer("in_flight", 2, "kernels in flight per stream, in [1, 1024]"),
+        param::flag("migrate", true, "move a preempted job to the next slower device"),
+        param::number("return_idle_ms", "ms", -1.0,
+                      "idle time after which a migrated job returns; negative = never")};
+    return specs;
+  }
+
   explicit SwitchFlow(const PolicyArgs& args) {
-    auto p = policy_params(args);
-    const std::string scope = p.string_or("subgraph", "iteration");
-    if (scope == "iteration") {
-      scope_ = SubgraphScope::Iteration;
-    } else if (scope == "pass") {
-      scope_ = SubgraphScope::Pass;
-    } else {
-      p.fail("subgraph", "expected \"iteration\" or \"pass\", got \"" + scope + "\"");
-    }
-    const std::int64_t layers = p.int_or("layers_per_op", 1);
+    auto p = policy_params(args, param_specs());
+    scope_ = p.choice("subgraph", kSubgraphNames);
+    const std::int64_t layers = p.integer("layers_per_op");
     if (layers < 0 || layers > 1000000) p.fail("layers_per_op", "must be in [0, 1e6] (0 = a pass)");
     layers_per_op_ = static_cast<std::uint32_t>(layers);
-    const std::int64_t in_flight = p.int_or("in_flight", 2);
+    const std::int64_t in_flight = p.integer("in_flight");
     if (in_flight < 1 || in_flight > 1024) p.fail("in_flight", "must be in [1, 1024]");
     in_flight_ = static_cast<std::uint32_t>(in_flight);
-    migrate_ = p.bool_or("migrate", true);
-    const double idle_ms = p.number_or("return_idle_ms", -1.0);
-    if (idle_ms > 1e9) p.fail("return_idle_ms", "out of range");
-    return_idle_ns_ = idle_ms < 0 ? -1 : static_cast<DurationNs>(idle_ms * 1e6);
+    migrate_ = p.flag("migrate");
+    const double idle_ms = p.number("return_idle_ms");
+    if (idle_ms > kMaxDurationUnits) p.fail("return_idle_ms", "out of range (more than 1e9 ms)");
+    return_idle_ns_ = idle_ms < 0 ? -1 : duration_to_ns(idle_ms, TimeUnit::Milliseconds);
     p.finish();
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "switchflow"; }

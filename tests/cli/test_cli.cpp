@@ -56,19 +56,24 @@ TEST_CASE("a good config runs and writes a complete results directory", "[cli]")
 TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[cli]") {
   const std::string good = kGoodConfig;
   SECTION("malformed JSON") {
-    expect_input_error("malformed", replace(good, "\"devices\"", "\"devices\" ::"), {"malformed.json"});
+    expect_input_error("malformed", replace(good, "\"devices\"", "\"devices\" ::"),
+                       {"malformed.json"});
   }
   SECTION("unknown key") {
-    expect_input_error("unknown_key", replace(good, "\"name\": \"cli-test\",", "\"name\": \"cli-test\", \"sed\": 3,"),
-                       {"unknown_key.json", "sed", "unknown key"});
+    expect_input_error(
+        "unknown_key",
+        replace(good, "\"name\": \"cli-test\",", "\"name\": \"cli-test\", \"sed\": 3,"),
+        {"unknown_key.json", "sed", "unknown key"});
   }
   SECTION("wrong type") {
     expect_input_error("wrong_type", replace(good, "\"batch\": 16", "\"batch\": \"sixteen\""),
                        {"wrong_type.json", "workload.jobs[0].batch"});
   }
   SECTION("unknown model lists the valid names") {
-    expect_input_error("unknown_model", replace(good, "\"resnet50\", \"batch\": 16", "\"resnet5000\", \"batch\": 16"),
-                       {"unknown_model.json", "resnet5000", "resnet152", "bert_base"});
+    expect_input_error(
+        "unknown_model",
+        replace(good, "\"resnet50\", \"batch\": 16", "\"resnet5000\", \"batch\": 16"),
+        {"unknown_model.json", "resnet5000", "resnet152", "bert_base"});
   }
   SECTION("unknown policy lists the valid names") {
     expect_input_error("unknown_policy", replace(good, "\"time_slicing\"", "\"fastest\""),
@@ -79,17 +84,22 @@ TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[
                        {"unknown_device.json", "v200", "h100-sxm"});
   }
   SECTION("negative arrival") {
-    expect_input_error("negative", replace(good, "\"arrival_s\": 0, \"iterations\"", "\"arrival_s\": -1, \"iterations\""),
-                       {"negative.json", "arrival_s"});
+    expect_input_error(
+        "negative",
+        replace(good, "\"arrival_s\": 0, \"iterations\"", "\"arrival_s\": -1, \"iterations\""),
+        {"negative.json", "arrival_s"});
   }
   SECTION("unsorted request arrivals") {
     expect_input_error("unsorted", replace(good, "[0.01, 0.02]", "[0.02, 0.01]"),
                        {"unsorted.json", "requests"});
   }
   SECTION("unsorted arrivals in a JSONL file name the line") {
-    const fs::path jsonl = write("unsorted.jsonl",
-        "{\"name\": \"a\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, \"arrival_s\": 5, \"iterations\": 1}\n"
-        "{\"name\": \"b\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, \"arrival_s\": 1, \"iterations\": 1}\n");
+    const fs::path jsonl =
+        write("unsorted.jsonl",
+              "{\"name\": \"a\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, "
+              "\"arrival_s\": 5, \"iterations\": 1}\n"
+              "{\"name\": \"b\", \"kind\": \"training\", \"model\": \"resnet50\", \"batch\": 8, "
+              "\"arrival_s\": 1, \"iterations\": 1}\n");
     std::string cfg = good;
     const auto start = cfg.find("\"workload\"");
     cfg = cfg.substr(0, start) + "\"workload\": {\"files\": [\"" + jsonl.string() + "\"]}\n}";
@@ -105,12 +115,12 @@ TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[
     // Platform parameters are checked before the device is looked for: exit 2, not 1.
     for (const char* platform : {"sim", "emulated", "cuda"}) {
       INFO(platform);
-      expect_input_error(std::string("platform_param_") + platform,
-                         replace(good, "\"name\": \"cli-test\",",
-                                 std::string("\"name\": \"cli-test\", \"platform\": \"") +
-                                     platform + "\", \"platform_params\": {\"bogus\": 1},"),
-                         {std::string("platform_param_") + platform + ".json",
-                          "platform_params.bogus"});
+      expect_input_error(
+          std::string("platform_param_") + platform,
+          replace(good, "\"name\": \"cli-test\",",
+                  std::string("\"name\": \"cli-test\", \"platform\": \"") + platform +
+                      "\", \"platform_params\": {\"bogus\": 1},"),
+          {std::string("platform_param_") + platform + ".json", "platform_params.bogus"});
     }
   }
   SECTION("a missing config file") {
@@ -146,6 +156,28 @@ TEST_CASE("every command answers --help, and list prints the registries", "[cli]
   CHECK(gpumux("list platforms").output.find("sim") != std::string::npos);
 }
 
+TEST_CASE("list policies --params prints each policy's declared parameters", "[cli]") {
+  const Outcome o = gpumux("list policies --params");
+  INFO(o.output);
+  CHECK(o.exit_code == 0);
+  // One line per parameter under its policy: name, type [unit] {choices}, default, help.
+  const auto olympian = o.output.find("olympian");
+  const auto quantum = o.output.find("    quantum_us");
+  REQUIRE(olympian != std::string::npos);
+  REQUIRE(quantum != std::string::npos);
+  CHECK(quantum > olympian);
+  const std::string line = o.output.substr(quantum, o.output.find('\n', quantum) - quantum);
+  CHECK(line.find("duration [us]") != std::string::npos);
+  CHECK(line.find("default 1000.0") != std::string::npos);
+  CHECK(o.output.find("choice {pack|fair|rr|fifo|preempt|srtf}") != std::string::npos);
+  // Without the flag, only names and summaries.
+  CHECK(gpumux("list policies").output.find("quantum_us") == std::string::npos);
+  // Platforms declare theirs the same way.
+  const Outcome platforms = gpumux("list platforms --params");
+  CHECK(platforms.exit_code == 0);
+  CHECK(platforms.output.find("    time_scale") != std::string::npos);
+}
+
 TEST_CASE("platform cuda without a GPU fails cleanly with exit code 1", "[cli]") {
   const fs::path cfg = write("cuda.json", kGoodConfig);
   // CUDA_VISIBLE_DEVICES= hides any GPU, so the test means the same on a GPU machine.
@@ -162,10 +194,10 @@ TEST_CASE("platform cuda without a GPU fails cleanly with exit code 1", "[cli]")
 TEST_CASE("sweeps run every point and resume without re-running complete ones", "[cli]") {
   write("sweep-base.json", kGoodConfig);
   const fs::path out = scratch() / "sweep-out";
-  const fs::path sweep = write("sweep.json", R"({"name": "s", "base": ")" +
-                                                 (scratch() / "sweep-base.json").string() +
-                                                 R"(", "out_dir": ")" + out.string() +
-                                                 R"(", "grid": {"policy.name": ["mps", "exclusive"]}})");
+  const fs::path sweep =
+      write("sweep.json", R"({"name": "s", "base": ")" + (scratch() / "sweep-base.json").string() +
+                              R"(", "out_dir": ")" + out.string() +
+                              R"(", "grid": {"policy.name": ["mps", "exclusive"]}})");
   const Outcome first = gpumux("sweep '" + sweep.string() + "' -j 2");
   INFO(first.output);
   REQUIRE(first.exit_code == 0);
@@ -189,10 +221,10 @@ TEST_CASE("every figure sweep is accepted by platform cuda up to the missing GPU
     ++sweeps;
     const std::string stem = entry.path().stem().string();
     const fs::path out = scratch() / ("cuda-" + stem);
-    const Outcome o = gpumux("sweep '" + entry.path().string() +
-                                 "' --quick --set platform=cuda -j 2 --out-dir '" + out.string() +
-                                 "'",
-                             "CUDA_VISIBLE_DEVICES=");
+    const Outcome o =
+        gpumux("sweep '" + entry.path().string() +
+                   "' --quick --set platform=cuda -j 2 --out-dir '" + out.string() + "'",
+               "CUDA_VISIBLE_DEVICES=");
     INFO(stem << "\n" << o.output);
     CHECK(o.exit_code == 1);
     // Every point failed for want of a GPU (or of the compiled backend), nothing else.

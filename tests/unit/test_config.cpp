@@ -216,7 +216,9 @@ TEST_CASE("Config errors name the file and the key path", "[config]") {
   }
   SECTION("bad precision") {
     doc["precision"] = "int8";
-    CHECK_THAT(parse_error(doc, root), Contains("cfg.json: precision: expected fp32"));
+    CHECK_THAT(parse_error(doc, root),
+               Contains("cfg.json: precision: unknown value 'int8'; valid values: fp32, tf32, "
+                        "fp16, bf16"));
   }
   SECTION("policy params must be an object") {
     doc["policy"]["params"] = 3;

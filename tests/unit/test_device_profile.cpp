@@ -109,7 +109,7 @@ TEST_CASE("Profile errors name the key path", "[device_profile]") {
   }
   SECTION("bad kind") {
     doc["kind"] = "tpu";
-    CHECK_THAT(load_error(doc), Contains("kind: expected \"gpu\" or \"cpu\""));
+    CHECK_THAT(load_error(doc), Contains("kind: unknown value 'tpu'; valid values: gpu, cpu"));
   }
   SECTION("sources must be strings") {
     doc["sources"]["sm_count"] = 80;

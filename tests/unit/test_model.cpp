@@ -104,7 +104,10 @@ TEST_CASE("Model files are strict: errors name the key path", "[model]") {
   }
   SECTION("bad kind") {
     doc["layers"][0]["kind"] = "lstm";
-    CHECK_THAT(load_error(doc), Contains("layers[0].kind: unknown layer kind 'lstm'"));
+    CHECK_THAT(
+        load_error(doc),
+        Contains("layers[0].kind: unknown value 'lstm'; valid values: conv, linear, norm, pool, "
+                 "embedding, attention, elementwise"));
   }
   SECTION("totals disagree with the layers") {
     doc["totals"]["params"] = 1523;

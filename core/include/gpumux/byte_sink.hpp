@@ -13,6 +13,8 @@
 #include <memory>
 #include <string_view>
 
+#include "gpumux/enum_names.hpp"
+
 namespace gpumux {
 
 class ByteSink {
@@ -108,9 +110,11 @@ class OutBuf {
 /// Compression of a streamed result file.
 enum class Compression : std::uint8_t { None, Gzip, Zstd };
 /// "none" | "gzip" | "zstd"
-[[nodiscard]] std::string_view to_string(Compression c) noexcept;
-/// Parses "none" | "gzip" | "zstd"; false for anything else.
-[[nodiscard]] bool parse_compression(std::string_view text, Compression& out) noexcept;
+inline constexpr EnumNames<Compression, 3> kCompressionNames{
+    {{Compression::None, "none"}, {Compression::Gzip, "gzip"}, {Compression::Zstd, "zstd"}}};
+[[nodiscard]] constexpr std::string_view to_string(Compression c) noexcept {
+  return kCompressionNames.name(c);
+}
 /// The file-name suffix a compressed file gets: "", ".gz", ".zst".
 [[nodiscard]] std::string_view file_suffix(Compression c) noexcept;
 /// A compressor writing to `next` (nullptr for Compression::None). Deterministic: the gzip

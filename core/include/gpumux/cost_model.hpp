@@ -7,17 +7,24 @@
 #include <cstdint>
 
 #include "gpumux/device_profile.hpp"
+#include "gpumux/enum_names.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/time.hpp"
 
 namespace gpumux {
 
 enum class Pass : std::uint8_t { Forward, Backward, Update };
-[[nodiscard]] std::string_view to_string(Pass p) noexcept;
+inline constexpr EnumNames<Pass, 3> kPassNames{
+    {{Pass::Forward, "forward"}, {Pass::Backward, "backward"}, {Pass::Update, "update"}}};
+[[nodiscard]] constexpr std::string_view to_string(Pass p) noexcept {
+  return kPassNames.name(p);
+}
 
 /// Bytes of optimizer state per weight byte (momentum: 1 slot, Adam: 2 slots).
 enum class Optimizer : std::uint8_t { Sgd, Momentum, Adam };
 [[nodiscard]] std::uint32_t optimizer_slots(Optimizer o) noexcept;
+inline constexpr EnumNames<Optimizer, 3> kOptimizerNames{
+    {{Optimizer::Sgd, "sgd"}, {Optimizer::Momentum, "momentum"}, {Optimizer::Adam, "adam"}}};
 [[nodiscard]] Optimizer parse_optimizer(std::string_view text);  // throws UsageError
 
 struct CostOptions {

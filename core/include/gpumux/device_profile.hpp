@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpumux/enum_names.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/time.hpp"
 
@@ -20,8 +21,16 @@ namespace gpumux {
 enum class DeviceKind : std::uint8_t { Gpu, Cpu };
 enum class Precision : std::uint8_t { Fp32, Tf32, Fp16, Bf16 };
 
+inline constexpr EnumNames<Precision, 4> kPrecisionNames{{{Precision::Fp32, "fp32"},
+                                                          {Precision::Tf32, "tf32"},
+                                                          {Precision::Fp16, "fp16"},
+                                                          {Precision::Bf16, "bf16"}}};
+inline constexpr EnumNames<DeviceKind, 2> kDeviceKindNames{
+    {{DeviceKind::Gpu, "gpu"}, {DeviceKind::Cpu, "cpu"}}};
 [[nodiscard]] Precision parse_precision(std::string_view text);  // throws UsageError
-[[nodiscard]] std::string_view to_string(Precision p) noexcept;
+[[nodiscard]] constexpr std::string_view to_string(Precision p) noexcept {
+  return kPrecisionNames.name(p);
+}
 
 /// Measured per-layer times for one (model, batch) from a calibration run; they override the
 /// analytic model when present.

@@ -16,9 +16,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpumux/enum_names.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/time.hpp"
 
 namespace gpumux {
+
+/// The unit a duration is written in, in a config or trace (the key's suffix: _s, _ms, _us).
+enum class TimeUnit : std::uint8_t { Seconds, Milliseconds, Microseconds };
+inline constexpr EnumNames<TimeUnit, 3> kTimeUnitNames{
+    {{TimeUnit::Seconds, "s"}, {TimeUnit::Milliseconds, "ms"}, {TimeUnit::Microseconds, "us"}}};
+
+/// The one rounding rule from a written duration to ns: round to nearest, halves away from
+/// zero (std::llround(value * ns per unit)). 1.5 ns -> 2 ns, 0.0004 us -> 0 ns. The caller
+/// bounds `value` (JsonReader allows at most kMaxDurationUnits units, far inside int64 ns).
+[[nodiscard]] DurationNs duration_to_ns(double value, TimeUnit unit) noexcept;
+
+/// The largest duration a reader accepts, in the key's own unit (1e9 s is about 31 years; 1e9
+/// of any unit fits int64 ns with room to spare).
+inline constexpr double kMaxDurationUnits = 1e9;
+
+/// Whether a duration may be zero.
+enum class Sign : std::uint8_t { NonNegative, Positive };
 
 class JsonReader {
  public:
@@ -42,6 +61,26 @@ class JsonReader {
   [[nodiscard]] const nlohmann::json* optional(const std::string& key);
   /// A nested object reader.
   [[nodiscard]] JsonReader object(const std::string& key);
+
+  /// A duration written as a number in `unit`: >= 0 (> 0 for Sign::Positive), at most
+  /// kMaxDurationUnits, converted by duration_to_ns. Errors name the file and key:
+  /// "must be >= 0, got -1.0", "out of range (more than 1e9 us)".
+  [[nodiscard]] DurationNs required_duration(const std::string& key, TimeUnit unit,
+                                             Sign sign = Sign::NonNegative);
+  [[nodiscard]] DurationNs duration_or(const std::string& key, TimeUnit unit,
+                                       DurationNs fallback_ns, Sign sign = Sign::NonNegative);
+
+  /// One of the names in `names`; otherwise "unknown value 'x'; valid values: a, b, c".
+  template <class E, std::size_t N>
+  [[nodiscard]] E required_choice(const std::string& key, const EnumNames<E, N>& names) {
+    const std::string text = required_string(key);
+    if (const auto v = names.parse(text)) return *v;
+    fail(key, "unknown value '" + text + "'; valid values: " + names.list());
+  }
+  template <class E, std::size_t N>
+  [[nodiscard]] E choice_or(const std::string& key, const EnumNames<E, N>& names, E fallback) {
+    return has(key) ? required_choice(key, names) : fallback;
+  }
 
   /// Number constraints (throw ConfigError naming the key).
   double positive(const std::string& key, double value) const;
@@ -82,7 +121,6 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
                                                                const std::string& file,
                                                                const std::string& where,
                                                                InputKind kind);
-
 
 /// Re-throws a ConfigError raised while reading a data file as a TraceError naming the file.
 [[noreturn]] void rethrow_as_trace(const ConfigError& e, const std::string& file);

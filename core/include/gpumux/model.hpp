@@ -10,12 +10,23 @@
 #include <string_view>
 #include <vector>
 
+#include "gpumux/enum_names.hpp"
+
 namespace gpumux {
 
 enum class LayerKind : std::uint8_t { Conv, Linear, Norm, Pool, Embedding, Attention, Elementwise };
 inline constexpr int kLayerKinds = 7;
 
-[[nodiscard]] std::string_view to_string(LayerKind kind) noexcept;
+inline constexpr EnumNames<LayerKind, 7> kLayerKindNames{{{LayerKind::Conv, "conv"},
+                                                          {LayerKind::Linear, "linear"},
+                                                          {LayerKind::Norm, "norm"},
+                                                          {LayerKind::Pool, "pool"},
+                                                          {LayerKind::Embedding, "embedding"},
+                                                          {LayerKind::Attention, "attention"},
+                                                          {LayerKind::Elementwise, "elementwise"}}};
+[[nodiscard]] constexpr std::string_view to_string(LayerKind kind) noexcept {
+  return kLayerKindNames.name(kind);
+}
 
 /// One GEMM-equivalent shape: `count` GEMMs of (m x k) * (k x n) per sample.
 struct GemmShape {

@@ -41,11 +41,12 @@ class Platform {
 
 using PlatformRegistry = Registry<Platform, const PlatformSetup&>;
 
-#define GPUMUX_REGISTER_PLATFORM(NAME, TYPE, SUMMARY)                                    \
-  [[maybe_unused]] static const bool gpumux_platform_registered_##TYPE =               \
-      ::gpumux::PlatformRegistry::instance().add(NAME, SUMMARY,                        \
-                                                 [](const ::gpumux::PlatformSetup& s) { \
-                                                   return std::make_unique<TYPE>(s);    \
-                                                 })
+/// Registers platform TYPE under NAME, with the parameters TYPE::param_specs() declares.
+#define GPUMUX_REGISTER_PLATFORM(NAME, TYPE, SUMMARY)                                 \
+  [[maybe_unused]] static const bool gpumux_platform_registered_##TYPE =              \
+      ::gpumux::PlatformRegistry::instance().add(                                     \
+          NAME, SUMMARY,                                                              \
+          [](const ::gpumux::PlatformSetup& s) { return std::make_unique<TYPE>(s); }, \
+          ::gpumux::plugin_param_specs<TYPE>())
 
 }  // namespace gpumux

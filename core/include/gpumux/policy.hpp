@@ -180,9 +180,11 @@ struct PolicyArgs {
 
 using PolicyRegistry = Registry<Policy, const PolicyArgs&>;
 
-#define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                    \
-  [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE = \
-      ::gpumux::PolicyRegistry::instance().add(                        \
-          NAME, SUMMARY, [](const ::gpumux::PolicyArgs& a) { return std::make_unique<TYPE>(a); })
+/// Registers policy TYPE under NAME, with the parameters TYPE::param_specs() declares.
+#define GPUMUX_REGISTER_POLICY(NAME, TYPE, SUMMARY)                                               \
+  [[maybe_unused]] static const bool gpumux_policy_registered_##TYPE =                            \
+      ::gpumux::PolicyRegistry::instance().add(                                                   \
+          NAME, SUMMARY, [](const ::gpumux::PolicyArgs& a) { return std::make_unique<TYPE>(a); }, \
+          ::gpumux::plugin_param_specs<TYPE>())
 
 }  // namespace gpumux

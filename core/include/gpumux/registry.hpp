@@ -1,7 +1,8 @@
 // Name -> factory registries for plug-ins (policies, platforms, arrival generators). Each kind
 // has one registry living in a function-local static (no static-initialisation-order issue);
 // plug-ins register from their own .cpp through a static bool, and are linked as OBJECT
-// libraries so the linker never drops a registrar.
+// libraries so the linker never drops a registrar. An entry also holds the plug-in's declared
+// parameters (gpumux/params.hpp), for `gpumux list <kind> --params`.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/params.hpp"
 
 namespace gpumux {
 
@@ -23,6 +25,7 @@ class Registry {
   struct Entry {
     std::string summary;
     Factory factory;
+    ParamSpecs params;
   };
 
   static Registry& instance() {
@@ -32,9 +35,10 @@ class Registry {
 
   /// Registers `name`; returns true so it can initialise a static. A duplicate name is a
   /// programming error and aborts the registration with an exception at start-up.
-  bool add(std::string name, std::string summary, Factory factory) {
+  bool add(std::string name, std::string summary, Factory factory, ParamSpecs params = {}) {
     if (entries_.count(name) != 0) throw Error("duplicate registration of '" + name + "'");
-    entries_.emplace(std::move(name), Entry{std::move(summary), std::move(factory)});
+    entries_.emplace(std::move(name),
+                     Entry{std::move(summary), std::move(factory), std::move(params)});
     return true;
   }
 
@@ -68,6 +72,11 @@ class Registry {
 
   [[nodiscard]] const std::string& summary(std::string_view name) const {
     return entries_.at(std::string(name)).summary;
+  }
+
+  /// The parameters `name` declared at registration (empty when it takes none).
+  [[nodiscard]] const ParamSpecs& params(std::string_view name) const {
+    return entries_.at(std::string(name)).params;
   }
 
  private:

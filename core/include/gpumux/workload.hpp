@@ -14,13 +14,19 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/cost_model.hpp"
+#include "gpumux/enum_names.hpp"
+#include "gpumux/json_reader.hpp"
 #include "gpumux/registry.hpp"
 #include "gpumux/time.hpp"
 
 namespace gpumux {
 
 enum class JobKind : std::uint8_t { Training, Inference };
-[[nodiscard]] std::string_view to_string(JobKind k) noexcept;
+inline constexpr EnumNames<JobKind, 2> kJobKindNames{
+    {{JobKind::Training, "training"}, {JobKind::Inference, "inference"}}};
+[[nodiscard]] constexpr std::string_view to_string(JobKind k) noexcept {
+  return kJobKindNames.name(k);
+}
 
 /// A closed-loop client: the next request is sent `think_ns` after the previous one
 /// completes, only during "on" phases of a periodic on/off schedule (PipeSwitch's
@@ -66,6 +72,12 @@ struct JobSpec {
 [[nodiscard]] std::vector<JobSpec> parse_jobs_jsonl_text(std::string_view text,
                                                          const std::string& file,
                                                          const std::filesystem::path& repo_root);
+
+/// Reads the fields every job has, by one rule for a JSONL line, a config's workload.jobs and
+/// workload.services (docs/configuration.md): name, kind (when `read_kind`; otherwise
+/// job.kind is kept), model, batch (default 1), arrival_s (default 0), priority, weight,
+/// tenant, expected_duration_s, and slo_ms (inference only). Errors are the reader's.
+void read_job_fields(JsonReader& r, JobSpec& job, bool read_kind);
 
 /// Parses one job object (as in a JSONL line or a config's "jobs" array). `where` prefixes
 /// error messages.

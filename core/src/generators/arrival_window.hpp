@@ -19,8 +19,8 @@ namespace gpumux::generators {
 
 inline constexpr std::size_t kMaxArrivals = 10'000'000;
 
-/// A non-negative (or, with `positive`, strictly positive) number of at most 1e9 (seconds or
-/// the key's unit); errors name the key.
+/// A non-negative (or, with `positive`, strictly positive) plain number of at most 1e9;
+/// errors name the key. Durations use JsonReader::required_duration instead.
 inline double bounded(JsonReader& r, const std::string& key, bool positive) {
   const double v = r.required_number(key);
   if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
@@ -36,8 +36,9 @@ struct ArrivalWindow {
   /// Reads start_s, duration_s and count; at least one of duration_s and count is required.
   static ArrivalWindow read(JsonReader& r) {
     ArrivalWindow w;
-    if (r.has("start_s")) w.start_ns = seconds_to_ns(bounded(r, "start_s", false));
-    if (r.has("duration_s")) w.duration_ns = seconds_to_ns(bounded(r, "duration_s", true));
+    if (r.has("start_s")) w.start_ns = r.required_duration("start_s", TimeUnit::Seconds);
+    if (r.has("duration_s"))
+      w.duration_ns = r.required_duration("duration_s", TimeUnit::Seconds, Sign::Positive);
     if (r.has("count")) {
       const std::int64_t c = r.required_int("count");
       if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {

@@ -10,13 +10,6 @@
 namespace gpumux {
 namespace {
 
-double bounded(JsonReader& r, const std::string& key, bool positive) {
-  const double v = r.required_number(key);
-  if (positive ? !(v > 0) : !(v >= 0)) r.fail(key, positive ? "must be > 0" : "must be >= 0");
-  if (v > 1e9) r.fail(key, "out of range (more than 1e9)");
-  return v;
-}
-
 class ClosedLoopGenerator final : public ArrivalGenerator {
  public:
   explicit ClosedLoopGenerator(const GeneratorArgs& a) {
@@ -27,14 +20,15 @@ class ClosedLoopGenerator final : public ArrivalGenerator {
       if (c < 1) r.fail("count", "must be >= 1");
       count_ = static_cast<std::uint64_t>(c);
     }
-    if (r.has("duration_s")) duration_ns_ = seconds_to_ns(bounded(r, "duration_s", true));
+    if (r.has("duration_s"))
+      duration_ns_ = r.required_duration("duration_s", TimeUnit::Seconds, Sign::Positive);
     if (count_ == 0 && !duration_ns_) r.fail("", "needs count or duration_s (or both)");
     if (r.has("think_ms")) {
-      think_ns_ = static_cast<DurationNs>(std::llround(bounded(r, "think_ms", false) * 1e6));
+      think_ns_ = r.required_duration("think_ms", TimeUnit::Milliseconds);
     }
-    if (r.has("start_s")) start_ns_ = seconds_to_ns(bounded(r, "start_s", false));
-    on_ns_ = r.has("on_s") ? seconds_to_ns(bounded(r, "on_s", false)) : 0;
-    off_ns_ = r.has("off_s") ? seconds_to_ns(bounded(r, "off_s", false)) : 0;
+    if (r.has("start_s")) start_ns_ = r.required_duration("start_s", TimeUnit::Seconds);
+    on_ns_ = r.has("on_s") ? r.required_duration("on_s", TimeUnit::Seconds) : 0;
+    off_ns_ = r.has("off_s") ? r.required_duration("off_s", TimeUnit::Seconds) : 0;
     if (on_ns_ == 0 && off_ns_ > 0) r.fail("off_s", "an off phase needs on_s > 0");
     r.finish();
   }

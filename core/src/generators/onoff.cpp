@@ -11,7 +11,6 @@ namespace {
 
 using generators::ArrivalSink;
 using generators::ArrivalWindow;
-using generators::bounded;
 using generators::uniform01;
 
 class OnOffGenerator final : public ArrivalGenerator {
@@ -20,9 +19,9 @@ class OnOffGenerator final : public ArrivalGenerator {
     JsonReader r(a.params, a.file, a.key_path);
     (void)r.optional("generator");
     rate_per_s_ = r.positive("rate_per_s", r.required_number("rate_per_s"));
-    on_ns_ = seconds_to_ns(bounded(r, "on_s", true));
+    on_ns_ = r.required_duration("on_s", TimeUnit::Seconds, Sign::Positive);
     if (on_ns_ < 1) r.fail("on_s", "must be at least 1 ns");
-    off_ns_ = seconds_to_ns(bounded(r, "off_s", false));
+    off_ns_ = r.required_duration("off_s", TimeUnit::Seconds);
     window_ = ArrivalWindow::read(r);
     r.finish();
   }

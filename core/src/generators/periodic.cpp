@@ -10,14 +10,14 @@ namespace {
 
 using generators::ArrivalSink;
 using generators::ArrivalWindow;
-using generators::bounded;
 
 class PeriodicGenerator final : public ArrivalGenerator {
  public:
   explicit PeriodicGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
     JsonReader r(a.params, a.file, a.key_path);
     (void)r.optional("generator");
-    interval_ns_ = static_cast<double>(seconds_to_ns(bounded(r, "interval_s", true)));
+    interval_ns_ =
+        static_cast<double>(r.required_duration("interval_s", TimeUnit::Seconds, Sign::Positive));
     if (interval_ns_ < 1) r.fail("interval_s", "must be at least 1 ns");
     window_ = ArrivalWindow::read(r);
     r.finish();

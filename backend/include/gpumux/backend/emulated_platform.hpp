@@ -3,15 +3,9 @@
 // move real bytes between host buffers paced to the link, CPU compute runs through Eigen. It
 // proves the real-time plumbing (threads, callbacks, preemption races) on any machine.
 //
-// platform_params (all optional; unknown keys are a ConfigError):
-//   "host_arena_mib":   size of the host buffer standing in for each GPU's memory
-//                       (default min(profile memory, 256 MiB)); offsets beyond it wrap around
-//   "host_weights_mib": cap of each model's host weight store (default 16: a copy moves at
-//                       most max_copy_mib anyway; offsets wrap around)
-//   "max_copy_mib":     most bytes one copy really moves (default 16; the paced time always
-//                       covers the whole op)
-//   "time_scale":       multiplies every emulated duration (default 1; a CI knob)
-//   "cpu_region_mib":   Eigen scratch per operand on CPU devices (default 16)
+// platform_params: all optional, declared by param_specs() (`gpumux list platforms --params`);
+// undeclared keys are a ConfigError. Offsets beyond the host arena or weight store wrap around,
+// and a copy's paced time always covers the whole op, however few bytes it really moves.
 //
 // Thread rules: construct, run and destroy on one thread (the runtime thread).
 #pragma once
@@ -31,6 +25,8 @@ class EmulatedPlatform final : public Platform {
  public:
   /// Throws ConfigError for an unknown or invalid platform parameter.
   explicit EmulatedPlatform(const PlatformSetup& setup);
+  /// The platform_params this platform reads (name, type, unit, default, help).
+  static const ParamSpecs& param_specs();
   ~EmulatedPlatform() override;
 
   [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }

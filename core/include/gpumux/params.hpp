@@ -1,0 +1,126 @@
+// Declared plug-in parameters: each plug-in (policy first) lists its parameters (name, type,
+// unit, default, help) next to its registration, and reads its params object through that
+// list with ParamReader, so the documentation (`gpumux list policies --params`), the default
+// and the parsing come from one place. A key the list does not declare is refused.
+//
+// Thread rules: ParamSpec lists are immutable after start-up; a ParamReader belongs to one
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpumux/enum_names.hpp"
+#include "gpumux/json_reader.hpp"
+#include "gpumux/time.hpp"
+
+namespace gpumux {
+
+enum class ParamType : std::uint8_t { Int, Number, Bool, Choice, Duration };
+inline constexpr EnumNames<ParamType, 5> kParamTypeNames{{{ParamType::Int, "int"},
+                                                          {ParamType::Number, "number"},
+                                                          {ParamType::Bool, "bool"},
+                                                          {ParamType::Choice, "choice"},
+                                                          {ParamType::Duration, "duration"}}};
+
+/// One declared parameter. `default_value` is JSON in the parameter's own unit (1000 for a
+/// quantum_us of 1 ms); null means "no default": the plug-in derives the value (help says how).
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::Number;
+  std::string unit;  ///< "us", "ms", "s", "GiB", or "" for none
+  nlohmann::json default_value;
+  std::string help;
+  std::vector<std::string> choices;  ///< the valid names of a Choice, in table order
+};
+using ParamSpecs = std::vector<ParamSpec>;
+
+/// Builders that keep declarations one line each.
+namespace param {
+ParamSpec integer(std::string name, std::int64_t fallback, std::string help);
+ParamSpec number(std::string name, std::string unit, std::optional<double> fallback,
+                 std::string help);
+ParamSpec flag(std::string name, bool fallback, std::string help);
+ParamSpec duration(std::string name, TimeUnit unit, std::optional<double> fallback,
+                   std::string help);
+template <class E, std::size_t N>
+ParamSpec choice(std::string name, const EnumNames<E, N>& names, E fallback, std::string help) {
+  ParamSpec s{std::move(name),
+              ParamType::Choice,
+              "",
+              std::string(names.name(fallback)),
+              std::move(help),
+              {}};
+  for (const auto& e : names.entries) s.choices.emplace_back(e.name);
+  return s;
+}
+}  // namespace param
+
+/// A plug-in type's declared parameters: T::param_specs() when T has it, else none. The
+/// registration macros (GPUMUX_REGISTER_POLICY, _PLATFORM) store this with the entry.
+template <class T>
+const ParamSpecs& plugin_param_specs() {
+  if constexpr (requires { T::param_specs(); }) {
+    return T::param_specs();
+  } else {
+    static const ParamSpecs none;
+    return none;
+  }
+}
+
+/// "name  type [unit]  default  help" lines, one per parameter (`gpumux list ... --params`).
+[[nodiscard]] std::string describe_params(const ParamSpecs& specs, std::string_view indent);
+
+/// Reads a plug-in's params object through its declaration. Every getter names a declared
+/// parameter of the matching type (anything else is a programming error: gpumux::Error) and
+/// returns the declared default when the key is absent. Input errors are ConfigErrors naming
+/// the file and key path, as JsonReader's; finish() refuses undeclared keys and lists the
+/// declared ones.
+class ParamReader {
+ public:
+  ParamReader(const nlohmann::json& params, std::string file, std::string path,
+              const ParamSpecs& specs);
+
+  [[nodiscard]] bool has(const std::string& name) const { return reader_.has(name); }
+  [[nodiscard]] std::int64_t integer(const std::string& name);
+  [[nodiscard]] double number(const std::string& name);
+  /// For a Number declared without a default: nullopt when absent.
+  [[nodiscard]] std::optional<double> optional_number(const std::string& name);
+  [[nodiscard]] bool flag(const std::string& name);
+  /// Durations follow JsonReader::required_duration (>= 0 or > 0, at most 1e9 units, rounded
+  /// to the nearest ns).
+  [[nodiscard]] DurationNs duration(const std::string& name, Sign sign = Sign::NonNegative);
+  /// For a Duration declared without a default: nullopt when absent.
+  [[nodiscard]] std::optional<DurationNs> optional_duration(const std::string& name,
+                                                            Sign sign = Sign::NonNegative);
+  template <class E, std::size_t N>
+  [[nodiscard]] E choice(const std::string& name, const EnumNames<E, N>& names) {
+    const ParamSpec& s = spec(name, ParamType::Choice);
+    const auto fallback = names.parse(s.default_value.get<std::string>());
+    if (!fallback) throw Error("parameter '" + name + "': default is not a valid name");
+    return reader_.choice_or(name, names, *fallback);
+  }
+
+  /// Number constraints, as JsonReader's ("must be > 0, got -1.0").
+  double positive(const std::string& name, double v) const { return reader_.positive(name, v); }
+
+  [[noreturn]] void fail(const std::string& name, const std::string& problem) const {
+    reader_.fail(name, problem);
+  }
+  /// Throws ConfigError "<file>: <path>.<key>: unknown key (valid keys: a, b, c)".
+  void finish() const;
+
+ private:
+  const ParamSpec& spec(const std::string& name, ParamType type) const;
+
+  JsonReader reader_;
+  const nlohmann::json& params_;
+  const ParamSpecs& specs_;
+};
+
+}  // namespace gpumux

@@ -1,0 +1,125 @@
+// Declared plug-in parameters: builders, the listing, and reading through a declaration.
+#include "gpumux/params.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "gpumux/errors.hpp"
+
+namespace gpumux {
+
+namespace param {
+
+ParamSpec integer(std::string name, std::int64_t fallback, std::string help) {
+  return ParamSpec{std::move(name), ParamType::Int, "", fallback, std::move(help), {}};
+}
+
+ParamSpec number(std::string name, std::string unit, std::optional<double> fallback,
+                 std::string help) {
+  return ParamSpec{std::move(name), ParamType::Number,
+                   std::move(unit), fallback ? nlohmann::json(*fallback) : nlohmann::json(),
+                   std::move(help), {}};
+}
+
+ParamSpec flag(std::string name, bool fallback, std::string help) {
+  return ParamSpec{std::move(name), ParamType::Bool, "", fallback, std::move(help), {}};
+}
+
+ParamSpec duration(std::string name, TimeUnit unit, std::optional<double> fallback,
+                   std::string help) {
+  return ParamSpec{std::move(name),
+                   ParamType::Duration,
+                   std::string(kTimeUnitNames.name(unit)),
+                   fallback ? nlohmann::json(*fallback) : nlohmann::json(),
+                   std::move(help),
+                   {}};
+}
+
+}  // namespace param
+
+std::string describe_params(const ParamSpecs& specs, std::string_view indent) {
+  std::ostringstream out;
+  for (const ParamSpec& s : specs) {
+    std::string type(kParamTypeNames.name(s.type));
+    if (!s.unit.empty()) type += " [" + s.unit + "]";
+    if (!s.choices.empty()) {
+      type += " {";
+      for (std::size_t i = 0; i < s.choices.size(); ++i) type += (i ? "|" : "") + s.choices[i];
+      type += "}";
+    }
+    const std::string fallback = s.default_value.is_null()     ? "-"
+                                 : s.default_value.is_string() ? s.default_value.get<std::string>()
+                                                               : s.default_value.dump();
+    out << indent << std::left << std::setw(24) << s.name << ' ' << std::setw(34) << type << ' '
+        << "default " << std::setw(10) << fallback << ' ' << s.help << '\n';
+  }
+  return out.str();
+}
+
+ParamReader::ParamReader(const nlohmann::json& params, std::string file, std::string path,
+                         const ParamSpecs& specs)
+    : reader_(params, std::move(file), std::move(path)), params_(params), specs_(specs) {}
+
+const ParamSpec& ParamReader::spec(const std::string& name, ParamType type) const {
+  const auto it = std::find_if(specs_.begin(), specs_.end(),
+                               [&](const ParamSpec& s) { return s.name == name; });
+  if (it == specs_.end()) throw Error("parameter '" + name + "' is read but not declared");
+  if (it->type != type) {
+    throw Error("parameter '" + name + "' is declared " +
+                std::string(kParamTypeNames.name(it->type)) + " but read as " +
+                std::string(kParamTypeNames.name(type)));
+  }
+  return *it;
+}
+
+std::int64_t ParamReader::integer(const std::string& name) {
+  const ParamSpec& s = spec(name, ParamType::Int);
+  return reader_.int_or(name, s.default_value.get<std::int64_t>());
+}
+
+double ParamReader::number(const std::string& name) {
+  const ParamSpec& s = spec(name, ParamType::Number);
+  if (s.default_value.is_null()) throw Error("parameter '" + name + "' has no default");
+  return reader_.number_or(name, s.default_value.get<double>());
+}
+
+std::optional<double> ParamReader::optional_number(const std::string& name) {
+  spec(name, ParamType::Number);
+  if (!reader_.has(name)) return std::nullopt;
+  return reader_.required_number(name);
+}
+
+bool ParamReader::flag(const std::string& name) {
+  const ParamSpec& s = spec(name, ParamType::Bool);
+  return reader_.bool_or(name, s.default_value.get<bool>());
+}
+
+DurationNs ParamReader::duration(const std::string& name, Sign sign) {
+  const ParamSpec& s = spec(name, ParamType::Duration);
+  if (s.default_value.is_null()) throw Error("parameter '" + name + "' has no default");
+  const auto unit = kTimeUnitNames.parse(s.unit);
+  if (!reader_.has(name)) return duration_to_ns(s.default_value.get<double>(), *unit);
+  return reader_.required_duration(name, *unit, sign);
+}
+
+std::optional<DurationNs> ParamReader::optional_duration(const std::string& name, Sign sign) {
+  const ParamSpec& s = spec(name, ParamType::Duration);
+  if (!reader_.has(name)) return std::nullopt;
+  return reader_.required_duration(name, *kTimeUnitNames.parse(s.unit), sign);
+}
+
+void ParamReader::finish() const {
+  for (const auto& item : params_.items()) {
+    const std::string& key = item.key();  // a named copy: clang cannot capture a binding
+    const bool declared = std::any_of(specs_.begin(), specs_.end(),
+                                      [&](const ParamSpec& s) { return s.name == key; });
+    if (declared) continue;
+    std::string valid;
+    for (const ParamSpec& s : specs_) valid += (valid.empty() ? "" : ", ") + s.name;
+    reader_.fail(key, "unknown key (valid keys: " + (valid.empty() ? "none" : valid) + ")");
+  }
+  reader_.finish();  // a declared key that the plug-in never read is still refused
+}
+
+}  // namespace gpumux
