@@ -162,8 +162,10 @@ class EventQueue {
   struct CacheLineAllocator {
     using value_type = T;
     CacheLineAllocator() = default;
+    // Implicit on purpose: the Allocator requirements convert a rebound allocator implicitly.
     template <class U>
-    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}  // NOLINT
+    // NOLINTNEXTLINE(google-explicit-constructor)
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
     T* allocate(std::size_t n) {
       return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
     }
