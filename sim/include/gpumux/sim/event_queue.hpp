@@ -162,10 +162,8 @@ class EventQueue {
   struct CacheLineAllocator {
     using value_type = T;
     CacheLineAllocator() = default;
-    // Implicit on purpose: the Allocator requirements convert a rebound allocator implicitly.
-    template <class U>
-    // NOLINTNEXTLINE(google-explicit-constructor)
-    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+    template <class U>  // NOLINT below: implicit, as the Allocator requirements ask (rebind)
+    CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}  // NOLINT
     T* allocate(std::size_t n) {
       return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
     }
