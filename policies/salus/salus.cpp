@@ -73,9 +73,9 @@
 namespace gpumux::policies::salus {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 // Two allocations (state, activations) are each rounded up to the engine's 256 B alignment.
-constexpr std::uint64_t kAlignmentSlack = 2 * 256;
+constexpr std::uint64_t kAlignmentSlack = std::uint64_t{2} * 256;
 
 class Salus final : public Policy {
  public:
