@@ -74,7 +74,7 @@
 namespace gpumux::policies::salus {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 // Two allocations (state, activations) are each rounded up to the engine's alignment.
 constexpr std::uint64_t kAlignmentSlack = 2 * kAllocationAlignBytes;
 
