@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
@@ -13,8 +14,7 @@ namespace {
 class ClosedLoopGenerator final : public ArrivalGenerator {
  public:
   explicit ClosedLoopGenerator(const GeneratorArgs& a) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
+    JsonReader r = generators::generator_params(a);
     if (r.has("count")) {
       const std::int64_t c = r.required_int("count");
       if (c < 1) r.fail("count", "must be >= 1");

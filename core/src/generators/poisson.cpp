@@ -8,22 +8,19 @@
 namespace gpumux {
 namespace {
 
-using generators::ArrivalSink;
-using generators::ArrivalWindow;
+using generators::kRateHint;
+using generators::read_rate;
 using generators::uniform01;
+using generators::WindowedGenerator;
 
-class PoissonGenerator final : public ArrivalGenerator {
+class PoissonGenerator final : public WindowedGenerator {
  public:
-  explicit PoissonGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
-    rate_per_s_ = r.positive("rate_per_s", r.required_number("rate_per_s"));
-    window_ = ArrivalWindow::read(r);
-    r.finish();
+  explicit PoissonGenerator(const GeneratorArgs& a) : WindowedGenerator(a) {
+    read_params(a, [this](JsonReader& r) { rate_per_s_ = read_rate(r); });
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    ArrivalSink sink(window_, default_start_ns, file_, path_, "lower count or raise rate_per_s");
+    auto sink = open_sink(default_start_ns, kRateHint);
     const double mean_gap_ns = 1e9 / rate_per_s_;
     double t = 0;  // ns since start
     while (sink.wants_more()) {
@@ -34,9 +31,7 @@ class PoissonGenerator final : public ArrivalGenerator {
   }
 
  private:
-  std::string file_, path_;
   double rate_per_s_ = 0;
-  ArrivalWindow window_;
 };
 
 }  // namespace

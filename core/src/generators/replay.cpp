@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
@@ -12,8 +13,7 @@ namespace {
 class ReplayGenerator final : public ArrivalGenerator {
  public:
   explicit ReplayGenerator(const GeneratorArgs& a) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
+    JsonReader r = generators::generator_params(a);
     const std::string file = r.required_string("file");
     if (r.has("offset_s")) {
       const double offset_s = r.non_negative("offset_s", r.required_number("offset_s"));
