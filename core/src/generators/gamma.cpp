@@ -6,14 +6,8 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
-
-using generators::bounded;
-using generators::kRateHint;
-using generators::read_rate;
-using generators::uniform01;
-using generators::WindowedGenerator;
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -75,4 +69,4 @@ GPUMUX_REGISTER_GENERATOR("gamma", GammaGenerator,
                           "bursty open-loop arrivals, gamma gaps: rate_per_s, cv, start_s, "
                           "duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators

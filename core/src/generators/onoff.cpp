@@ -6,13 +6,8 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
-
-using generators::kRateHint;
-using generators::read_rate;
-using generators::uniform01;
-using generators::WindowedGenerator;
 
 class OnOffGenerator final : public WindowedGenerator {
  public:
@@ -52,4 +47,4 @@ GPUMUX_REGISTER_GENERATOR("onoff", OnOffGenerator,
                           "Poisson arrivals during on phases only: rate_per_s, on_s, off_s, "
                           "start_s, duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators

@@ -5,10 +5,8 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
-
-using generators::WindowedGenerator;
 
 class PeriodicGenerator final : public WindowedGenerator {
  public:
@@ -38,4 +36,4 @@ class PeriodicGenerator final : public WindowedGenerator {
 GPUMUX_REGISTER_GENERATOR("periodic", PeriodicGenerator,
                           "one request every interval_s: interval_s, start_s, duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators

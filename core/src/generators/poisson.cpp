@@ -5,13 +5,8 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
-
-using generators::kRateHint;
-using generators::read_rate;
-using generators::uniform01;
-using generators::WindowedGenerator;
 
 class PoissonGenerator final : public WindowedGenerator {
  public:
@@ -39,4 +34,4 @@ class PoissonGenerator final : public WindowedGenerator {
 GPUMUX_REGISTER_GENERATOR("poisson", PoissonGenerator,
                           "open-loop Poisson arrivals: rate_per_s, start_s, duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators
