@@ -40,14 +40,11 @@ class Exclusive final : public Policy {
 
  private:
   void advance(Context& ctx) {
-    while (!running_ && !fifo_.empty()) {
-      const JobId job = fifo_.front();
-      fifo_.pop_front();
-      if (!ctx.job(job).active()) continue;
-      running_ = job;
-      load_whole(ctx, job, s_.copy);
-      keep_busy(ctx, job, s_.compute, depth_);
-    }
+    if (running_) return;
+    running_ = pop_next_active(ctx, fifo_);
+    if (!running_) return;
+    load_whole(ctx, *running_, s_.copy);
+    keep_busy(ctx, *running_, s_.compute, depth_);
   }
   std::size_t depth_ = 2;
   ProcessStreams s_;

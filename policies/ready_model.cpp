@@ -40,11 +40,9 @@ class ReadyModel final : public Policy {
 
  private:
   void serve(Context& ctx) {
-    while (!busy_ && !queue_.empty()) {
-      const JobId job = queue_.front();
-      queue_.pop_front();
-      if (!ctx.job(job).active() || !ctx.job(job).has_dispatchable_work()) continue;
-      ctx.dispatch(job, s_.compute);
+    if (busy_) return;
+    if (const auto job = pop_next_active(ctx, queue_, /*needs_work=*/true)) {
+      ctx.dispatch(*job, s_.compute);
       busy_ = true;
     }
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,19 @@ inline OpHandle load_whole(Context& ctx, JobId job, StreamId copy_stream, LoadOp
   const LayerRange all{0, s.model().layer_count()};
   if (s.resident_or_loading(d, all)) return OpHandle{};
   return ctx.load(job, copy_stream, all, std::move(o));
+}
+
+/// Pops jobs off the front of a FIFO until one is still active (with `needs_work`, also has
+/// work to dispatch) and returns it; nullopt once the FIFO is empty.
+inline std::optional<JobId> pop_next_active(Context& ctx, std::deque<JobId>& fifo,
+                                            bool needs_work = false) {
+  while (!fifo.empty()) {
+    const JobId job = fifo.front();
+    fifo.pop_front();
+    const JobView s = ctx.job(job);
+    if (s.active() && (!needs_work || s.has_dispatchable_work())) return job;
+  }
+  return std::nullopt;
 }
 
 /// The GPU a single-GPU baseline serves: the platform's first; nullopt on a CPU-only platform.

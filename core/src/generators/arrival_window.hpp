@@ -33,6 +33,14 @@ inline double read_rate(JsonReader& r) {
 }
 inline constexpr const char* kRateHint = "lower count or raise rate_per_s";
 
+/// An optional whole number >= 1 (a count, a limit); nullopt when the key is absent.
+inline std::optional<std::uint64_t> optional_count(JsonReader& r, const std::string& key) {
+  if (!r.has(key)) return std::nullopt;
+  const std::int64_t c = r.required_int(key);
+  if (c < 1) r.fail(key, "must be >= 1");
+  return static_cast<std::uint64_t>(c);
+}
+
 /// A non-negative (or, with `positive`, strictly positive) plain number of at most 1e9;
 /// errors name the key. Durations use JsonReader::required_duration instead.
 inline double bounded(JsonReader& r, const std::string& key, bool positive) {
