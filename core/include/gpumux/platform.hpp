@@ -40,6 +40,19 @@ class Platform {
   [[nodiscard]] virtual bool virtual_time() const noexcept = 0;
 };
 
+/// Base of the platforms: owns the runtime (an R), which is thus built before and destroyed
+/// after everything a platform adds (its devices set timers and run workers on it).
+/// `kVirtualTime`: whether R's time is virtual.
+template <class R, bool kVirtualTime>
+class RuntimePlatform : public Platform {
+ public:
+  [[nodiscard]] Runtime& runtime() noexcept final { return runtime_; }
+  [[nodiscard]] bool virtual_time() const noexcept final { return kVirtualTime; }
+
+ protected:
+  R runtime_;
+};
+
 /// What a platform's devices() returns for the devices it owns: their pointers, in order.
 template <class D>
 [[nodiscard]] std::vector<Device*> device_pointers(const std::vector<std::unique_ptr<D>>& devices) {
