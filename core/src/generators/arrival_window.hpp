@@ -149,6 +149,19 @@ class WindowedGenerator : public ArrivalGenerator {
     r.finish();
   }
 
+  /// The arrivals of one generate() call: `next()` gives each one's offset from the start in
+  /// ns (non-decreasing), asked only while the count allows another, until one falls past the
+  /// window. `hint` ends the overflow message.
+  template <class Next>
+  [[nodiscard]] std::vector<TimeNs> collect(TimeNs default_start_ns, const char* hint,
+                                            Next&& next) const {
+    ArrivalSink sink = open_sink(default_start_ns, hint);
+    while (sink.wants_more()) {
+      if (!sink.add(next())) break;
+    }
+    return sink.take();
+  }
+
   /// The sink of one generate() call; `hint` ends the overflow message.
   [[nodiscard]] ArrivalSink open_sink(TimeNs default_start_ns, const char* hint) const {
     return {window_, default_start_ns, file_, path_, hint};

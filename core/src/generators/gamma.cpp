@@ -49,14 +49,12 @@ class GammaGenerator final : public WindowedGenerator {
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    auto sink = open_sink(default_start_ns, kRateHint);
     const double scale_ns = 1e9 / rate_per_s_ / shape_;  // mean gap = shape * scale
     double t = 0;
-    while (sink.wants_more()) {
+    return collect(default_start_ns, kRateHint, [&] {
       t += standard_gamma(rng, shape_) * scale_ns;
-      if (!sink.add(t)) break;
-    }
-    return sink.take();
+      return t;
+    });
   }
 
  private:

@@ -19,12 +19,10 @@ class PeriodicGenerator final : public WindowedGenerator {
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& /*rng*/, TimeNs default_start_ns) const override {
-    auto sink = open_sink(default_start_ns, "lower count");
     // i * interval from the start (not accumulated), so rounding never drifts.
-    for (std::uint64_t i = 0; sink.wants_more(); ++i) {
-      if (!sink.add(static_cast<double>(i) * interval_ns_)) break;
-    }
-    return sink.take();
+    std::uint64_t i = 0;
+    return collect(default_start_ns, "lower count",
+                   [&] { return static_cast<double>(i++) * interval_ns_; });
   }
 
  private:

@@ -15,14 +15,12 @@ class PoissonGenerator final : public WindowedGenerator {
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    auto sink = open_sink(default_start_ns, kRateHint);
     const double mean_gap_ns = 1e9 / rate_per_s_;
     double t = 0;  // ns since start
-    while (sink.wants_more()) {
+    return collect(default_start_ns, kRateHint, [&] {
       t -= mean_gap_ns * std::log1p(-uniform01(rng));
-      if (!sink.add(t)) break;
-    }
-    return sink.take();
+      return t;
+    });
   }
 
  private:
