@@ -107,14 +107,19 @@ bool walk_chunks(const GemmShape& g, std::uint64_t rows, const GemmChunking& c,
 
 template <class PerGemm>
 bool CpuExecutor::for_each_gemm(const Layer& l, std::uint32_t batch,
-                                std::uint64_t elementwise_sweeps, PerGemm&& per_gemm) {
+                                std::uint64_t elementwise_sweeps, const float* w,
+                                std::size_t w_elems, PerGemm&& per_gemm) {
   if (l.gemms.empty()) {
     elementwise(elementwise_sweeps * elementwise_elems(l, batch));
     return true;
   }
   for (const GemmShape& g : l.gemms) {
     const std::uint64_t rows = g.m * batch;
-    if (!per_gemm(g, rows, plan_gemm(rows, g.k, g.n, g.count, region_elems_))) return false;
+    const GemmChunking c = plan_gemm(rows, g.k, g.n, g.count, region_elems_);
+    GemmOperands o{region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data(),
+                   region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data(), nullptr, 0};
+    o.w = weights_for(g, w, w_elems, &o.w_stride);
+    if (!per_gemm(g, rows, c, o)) return false;
   }
   return true;
 }
@@ -123,18 +128,14 @@ bool CpuExecutor::forward_layer(const Model& model, std::uint32_t layer, std::ui
                                 const float* w, std::size_t w_elems,
                                 const std::atomic<bool>* cancel) {
   return for_each_gemm(
-      model.layer(layer), batch, 1,
-      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c) {
-        float* x = region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data();
-        float* y = region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data();
-        std::size_t w_stride = 0;
-        const float* wg = weights_for(g, w, w_elems, &w_stride);
-        const float* bias = (w != nullptr && w_elems >= g.k * g.n + g.n) ? w + g.k * g.n : wg;
+      model.layer(layer), batch, 1, w, w_elems,
+      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c, const GemmOperands& o) {
+        const float* bias = (w != nullptr && w_elems >= g.k * g.n + g.n) ? w + g.k * g.n : o.w;
         return walk_chunks(
             g, rows, c, cancel, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
               for (std::uint64_t i = 0; i < cn; ++i) {
-                float* yi = y + i * rn * g.n;
-                cpu::gemm(x + i * rn * g.k, wg + (c0 + i) * w_stride, yi, rn, g.k, g.n);
+                float* yi = o.y + i * rn * g.n;
+                cpu::gemm(o.x + i * rn * g.k, o.w + (c0 + i) * o.w_stride, yi, rn, g.k, g.n);
                 cpu::bias_relu(yi, bias, rn, g.n);
               }
               flops_ += 2.0 * static_cast<double>(cn * rn * g.k * g.n);
@@ -146,23 +147,20 @@ bool CpuExecutor::backward_layer(const Model& model, std::uint32_t layer, std::u
                                  const float* w, std::size_t w_elems,
                                  const std::atomic<bool>* cancel) {
   return for_each_gemm(
-      model.layer(layer), batch, 2,
-      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c) {
-        float* x = region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data();
-        float* dy = region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data();
+      model.layer(layer), batch, 2, w, w_elems,
+      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c, const GemmOperands& o) {
+        const float* dy = o.y;  // the output's gradient, where the forward pass wrote y
         float* dx = region(dx_, c.count_chunk * c.rows_chunk * g.k, 0x3).data();
         float* dw = region(g_, g.k * g.n, 0x4).data();
-        std::size_t w_stride = 0;
-        const float* wg = weights_for(g, w, w_elems, &w_stride);
-        return walk_chunks(g, rows, c, cancel,
-                           [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
-                             for (std::uint64_t i = 0; i < cn; ++i) {
-                               cpu::gemm_dx(dy + i * rn * g.n, wg + (c0 + i) * w_stride,
-                                            dx + i * rn * g.k, rn, g.k, g.n);
-                               cpu::gemm_dw(x + i * rn * g.k, dy + i * rn * g.n, dw, rn, g.k, g.n);
-                             }
-                             flops_ += 4.0 * static_cast<double>(cn * rn * g.k * g.n);
-                           });
+        return walk_chunks(
+            g, rows, c, cancel, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+              for (std::uint64_t i = 0; i < cn; ++i) {
+                cpu::gemm_dx(dy + i * rn * g.n, o.w + (c0 + i) * o.w_stride, dx + i * rn * g.k, rn,
+                             g.k, g.n);
+                cpu::gemm_dw(o.x + i * rn * g.k, dy + i * rn * g.n, dw, rn, g.k, g.n);
+              }
+              flops_ += 4.0 * static_cast<double>(cn * rn * g.k * g.n);
+            });
       });
 }
 
