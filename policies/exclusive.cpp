@@ -13,36 +13,25 @@ namespace {
 
 class Exclusive final : public Policy {
  public:
-  explicit Exclusive(const PolicyArgs& args) {
-    auto p = policy_params(args, param_specs());
-    depth_ = read_depth(p);
-    p.finish();
-  }
+  explicit Exclusive(const PolicyArgs& args) : depth_(read_depth(args, param_specs())) {}
 
   static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::integer("depth", 2, "ops of the running job queued or in flight")};
+    static const ParamSpecs specs = depth_specs("ops of the running job queued or in flight");
     return specs;
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "exclusive"; }
 
-  void on_start(Context& ctx) override {
-    const auto gpu = first_gpu(ctx);
-    if (!gpu) return;  // every job is rejected on arrival
-    const ContextId c = ctx.default_context(*gpu);
-    compute_ = ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)});
-    copy_ = ctx.create_stream(c, StreamOptions{0, 1});
-  }
+  void on_start(Context& ctx) override { s_ = open_first_gpu_streams(ctx, depth_); }
   void on_job_arrival(Context& ctx, JobId job) override {
     if (reject_without_gpu(ctx, job, name())) return;
     fifo_.push_back(job);
     advance(ctx);
   }
   void on_request_arrival(Context& ctx, JobId job, RequestId) override {
-    if (running_ && *running_ == job) keep_busy(ctx, job, compute_, depth_);
+    if (running_ && *running_ == job) keep_busy(ctx, job, s_.compute, depth_);
   }
   void on_op_complete(Context& ctx, const OpRecord& r) override {
-    if (running_ && *running_ == r.job) keep_busy(ctx, r.job, compute_, depth_);
+    if (running_ && *running_ == r.job) keep_busy(ctx, r.job, s_.compute, depth_);
   }
   void on_job_finish(Context& ctx, JobId job) override {
     if (running_ && *running_ == job) running_.reset();
@@ -51,17 +40,14 @@ class Exclusive final : public Policy {
 
  private:
   void advance(Context& ctx) {
-    while (!running_ && !fifo_.empty()) {
-      const JobId job = fifo_.front();
-      fifo_.pop_front();
-      if (!ctx.job(job).active()) continue;
-      running_ = job;
-      load_whole(ctx, job, copy_);
-      keep_busy(ctx, job, compute_, depth_);
-    }
+    if (running_) return;
+    running_ = pop_next_active(ctx, fifo_);
+    if (!running_) return;
+    load_whole(ctx, *running_, s_.copy);
+    keep_busy(ctx, *running_, s_.compute, depth_);
   }
   std::size_t depth_ = 2;
-  StreamId compute_{}, copy_{};
+  ProcessStreams s_;
   std::deque<JobId> fifo_;
   std::optional<JobId> running_;
 };

@@ -17,11 +17,11 @@ namespace {
 class InferenceFirst final : public Policy {
  public:
   explicit InferenceFirst(const PolicyArgs& args) {
-    auto params = policy_params(args, param_specs());
-    const std::int64_t layers = params.integer("layers_per_op");
-    if (layers < 0 || layers > 1000000) params.fail("layers_per_op", "must be in [0, 1e6]");
-    layers_per_op_ = static_cast<std::uint32_t>(layers);
-    params.finish();  // unknown keys in policy.params are errors
+    read_policy_params(args, param_specs(), [this](ParamReader& p) {
+      const std::int64_t layers = p.integer("layers_per_op");
+      if (layers < 0 || layers > 1000000) p.fail("layers_per_op", "must be in [0, 1e6]");
+      layers_per_op_ = static_cast<std::uint32_t>(layers);
+    });
   }
 
   static const ParamSpecs& param_specs() {
@@ -31,18 +31,12 @@ class InferenceFirst final : public Policy {
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "inference_first"; }
 
-  void on_start(Context& ctx) override {
-    const auto gpu = first_gpu(ctx);
-    if (!gpu) return;  // every job is rejected on arrival
-    const ContextId process = ctx.default_context(*gpu);
-    compute_ = ctx.create_stream(process, StreamOptions{/*priority=*/0, /*max_in_flight=*/1});
-    copy_ = ctx.create_stream(process, StreamOptions{0, 1});
-  }
+  void on_start(Context& ctx) override { s_ = open_first_gpu_streams(ctx, /*compute_depth=*/1); }
 
   void on_job_arrival(Context& ctx, JobId job) override {
     if (reject_without_gpu(ctx, job, name())) return;
     try {
-      load_whole(ctx, job, copy_);  // weights stay resident for the job's lifetime
+      load_whole(ctx, job, s_.copy);  // weights stay resident for the job's lifetime
     } catch (const OutOfMemory& e) {
       ctx.reject(job, e.what());
       return;
@@ -63,7 +57,7 @@ class InferenceFirst final : public Policy {
  private:
   /// Issues one op when the compute stream is idle: a waiting request first, else training.
   void schedule(Context& ctx) {
-    if (ctx.queued(compute_) + ctx.in_flight(compute_) > 0) return;
+    if (ctx.queued(s_.compute) + ctx.in_flight(s_.compute) > 0) return;
     // Only jobs whose arrival hook ran (their weights are loading): the engine may show a job
     // as arrived before its hook is delivered.
     std::vector<JobId> candidates = inference_;
@@ -72,7 +66,7 @@ class InferenceFirst final : public Policy {
     for (JobId job : candidates) {
       if (!ctx.job(job).has_dispatchable_work()) continue;
       try {
-        ctx.dispatch(job, compute_, DispatchOptions{layers_per_op_, {}});
+        ctx.dispatch(job, s_.compute, DispatchOptions{layers_per_op_, {}});
         return;
       } catch (const OutOfMemory&) {
         no_room.push_back(job);
@@ -85,7 +79,7 @@ class InferenceFirst final : public Policy {
   }
 
   std::uint32_t layers_per_op_ = 0;  // 0 = whole passes
-  StreamId compute_{}, copy_{};
+  ProcessStreams s_;
   std::vector<JobId> training_, inference_;
 };
 

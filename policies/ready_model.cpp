@@ -18,13 +18,7 @@ class ReadyModel final : public Policy {
   explicit ReadyModel(const PolicyArgs& args) { policy_params(args, ParamSpecs{}).finish(); }
   [[nodiscard]] std::string_view name() const noexcept override { return "ready_model"; }
 
-  void on_start(Context& ctx) override {
-    const auto gpu = first_gpu(ctx);
-    if (!gpu) return;  // every job is rejected on arrival
-    const ContextId c = ctx.default_context(*gpu);
-    compute_ = ctx.create_stream(c, StreamOptions{0, 2});
-    copy_ = ctx.create_stream(c, StreamOptions{0, 2});
-  }
+  void on_start(Context& ctx) override { s_ = open_first_gpu_streams(ctx, 2, 2); }
 
   void on_job_arrival(Context& ctx, JobId job) override {
     if (reject_without_gpu(ctx, job, name())) return;
@@ -32,7 +26,7 @@ class ReadyModel final : public Policy {
       ctx.reject(job, "ready_model runs inference alone (lower bound); training is not run");
       return;
     }
-    load_whole(ctx, job, copy_);  // resident before the first request (arrives later)
+    load_whole(ctx, job, s_.copy);  // resident before the first request (arrives later)
   }
 
   void on_request_arrival(Context& ctx, JobId job, RequestId) override {
@@ -46,15 +40,13 @@ class ReadyModel final : public Policy {
 
  private:
   void serve(Context& ctx) {
-    while (!busy_ && !queue_.empty()) {
-      const JobId job = queue_.front();
-      queue_.pop_front();
-      if (!ctx.job(job).active() || !ctx.job(job).has_dispatchable_work()) continue;
-      ctx.dispatch(job, compute_);
+    if (busy_) return;
+    if (const auto job = pop_next_active(ctx, queue_, /*needs_work=*/true)) {
+      ctx.dispatch(*job, s_.compute);
       busy_ = true;
     }
   }
-  StreamId compute_{}, copy_{};
+  ProcessStreams s_;
   std::deque<JobId> queue_;  // one entry per pending request, FIFO across services
   bool busy_ = false;
 };

@@ -24,9 +24,9 @@ namespace {
 class StopAndStart final : public Policy {
  public:
   explicit StopAndStart(const PolicyArgs& args) {
-    auto p = policy_params(args, param_specs());
-    per_tensor_malloc_ = p.flag("per_tensor_malloc");
-    p.finish();
+    read_policy_params(args, param_specs(), [this](ParamReader& p) {
+      per_tensor_malloc_ = p.flag("per_tensor_malloc");
+    });
   }
 
   static const ParamSpecs& param_specs() {
@@ -46,18 +46,19 @@ class StopAndStart final : public Policy {
   void on_request_arrival(Context& ctx, JobId job, RequestId) override {
     requests_.push_back(job);
     if (active_ && *active_ == job) {
-      keep_busy(ctx, job, compute_, 1);
+      keep_busy(ctx, job, s_.compute, 1);
     } else if (!active_ || ctx.job(*active_).training()) {
       switch_to(ctx, next_target(ctx));
     }
   }
   void on_op_complete(Context& ctx, const OpRecord& r) override {
-    if (active_ && *active_ == r.job && ctx.job(r.job).training()) keep_busy(ctx, r.job, compute_);
+    if (active_ && *active_ == r.job && ctx.job(r.job).training())
+      keep_busy(ctx, r.job, s_.compute);
   }
   void on_request_complete(Context& ctx, JobId job, RequestId) override {
     requests_.pop_front();
     if (!requests_.empty() && requests_.front() == job) {
-      keep_busy(ctx, job, compute_, 1);  // same model: its process stays
+      keep_busy(ctx, job, s_.compute, 1);  // same model: its process stays
       return;
     }
     const auto next = next_target(ctx);
@@ -111,12 +112,11 @@ class StopAndStart final : public Policy {
     active_ = target;
     const ContextId c =
         ctx.create_context(gpu, ContextOptions{}, ContextStart::ColdProcess, *target);
-    compute_ = ctx.create_stream(c, StreamOptions{0, 2});
-    copy_ = ctx.create_stream(c, StreamOptions{0, 1});
+    s_ = open_streams(ctx, c, 2);
     LoadOptions lo;
     lo.per_tensor_malloc = per_tensor_malloc_;
-    load_whole(ctx, *target, copy_, lo);
-    keep_busy(ctx, *target, compute_, ctx.job(*target).training() ? 2 : 1);
+    load_whole(ctx, *target, s_.copy, lo);
+    keep_busy(ctx, *target, s_.compute, ctx.job(*target).training() ? 2 : 1);
   }
 
   static constexpr std::uint64_t kDecideTag = 1;
@@ -126,7 +126,7 @@ class StopAndStart final : public Policy {
   bool decide_pending_ = false;  // a zero-delay decision timer is set
   TimeNs reaped_at_ = 0;         // no new process before the killed one is reaped
   std::optional<JobId> active_;
-  StreamId compute_{}, copy_{};
+  ProcessStreams s_;
   std::deque<JobId> requests_;  // one entry per pending request, FIFO
   std::vector<JobId> training_;
 };

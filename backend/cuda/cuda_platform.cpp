@@ -179,10 +179,7 @@ CudaPlatform::~CudaPlatform() {
 }
 
 std::vector<Device*> CudaPlatform::devices() noexcept {
-  std::vector<Device*> out;
-  out.reserve(devices_.size());
-  for (const auto& d : devices_) out.push_back(d.get());
-  return out;
+  return device_pointers(devices_);
 }
 
 CudaDevice* CudaPlatform::gpu(std::size_t i) noexcept {

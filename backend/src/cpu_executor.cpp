@@ -86,71 +86,82 @@ const float* CpuExecutor::weights_for(const GemmShape& g, const float* w, std::s
   return region(w_, kn, 0x5eed).data();
 }
 
-bool CpuExecutor::forward_layer(const Model& model, std::uint32_t layer, std::uint32_t batch,
-                                const float* w, std::size_t w_elems,
-                                const std::atomic<bool>* cancel) {
-  const Layer& l = model.layer(layer);
-  if (l.gemms.empty()) {
-    elementwise(elementwise_elems(l, batch));
-    return true;
-  }
-  for (const GemmShape& g : l.gemms) {
-    const std::uint64_t rows = g.m * batch;
-    const GemmChunking c = plan_gemm(rows, g.k, g.n, g.count, region_elems_);
-    float* x = region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data();
-    float* y = region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data();
-    std::size_t w_stride = 0;
-    const float* wg = weights_for(g, w, w_elems, &w_stride);
-    const float* bias = (w != nullptr && w_elems >= g.k * g.n + g.n) ? w + g.k * g.n : wg;
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        for (std::uint64_t i = 0; i < cn; ++i) {
-          float* yi = y + i * rn * g.n;
-          cpu::gemm(x + i * rn * g.k, wg + (c0 + i) * w_stride, yi, rn, g.k, g.n);
-          cpu::bias_relu(yi, bias, rn, g.n);
-        }
-        flops_ += 2.0 * static_cast<double>(cn * rn * g.k * g.n);
-      }
+namespace {
+
+/// Walks a GEMM's (count x rows) space in the chunks `c` plans, calling `chunk(c0, cn, rn)`:
+/// GEMMs c0 .. c0+cn-1, rn rows each. False, stopping, once `cancel` is set.
+template <class Chunk>
+bool walk_chunks(const GemmShape& g, std::uint64_t rows, const GemmChunking& c,
+                 const std::atomic<bool>* cancel, Chunk&& chunk) {
+  for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
+    const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
+    for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
+      chunk(c0, cn, std::min(c.rows_chunk, rows - r0));
     }
   }
   return true;
 }
 
-bool CpuExecutor::backward_layer(const Model& model, std::uint32_t layer, std::uint32_t batch,
-                                 const float* w, std::size_t w_elems,
-                                 const std::atomic<bool>* cancel) {
-  const Layer& l = model.layer(layer);
+}  // namespace
+
+template <class PerGemm>
+bool CpuExecutor::for_each_gemm(const Layer& l, std::uint32_t batch,
+                                std::uint64_t elementwise_sweeps, const float* w,
+                                std::size_t w_elems, PerGemm&& per_gemm) {
   if (l.gemms.empty()) {
-    elementwise(2 * elementwise_elems(l, batch));
+    elementwise(elementwise_sweeps * elementwise_elems(l, batch));
     return true;
   }
   for (const GemmShape& g : l.gemms) {
     const std::uint64_t rows = g.m * batch;
     const GemmChunking c = plan_gemm(rows, g.k, g.n, g.count, region_elems_);
-    float* x = region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data();
-    float* dy = region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data();
-    float* dx = region(dx_, c.count_chunk * c.rows_chunk * g.k, 0x3).data();
-    float* dw = region(g_, g.k * g.n, 0x4).data();
-    std::size_t w_stride = 0;
-    const float* wg = weights_for(g, w, w_elems, &w_stride);
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        for (std::uint64_t i = 0; i < cn; ++i) {
-          cpu::gemm_dx(dy + i * rn * g.n, wg + (c0 + i) * w_stride, dx + i * rn * g.k, rn, g.k,
-                       g.n);
-          cpu::gemm_dw(x + i * rn * g.k, dy + i * rn * g.n, dw, rn, g.k, g.n);
-        }
-        flops_ += 4.0 * static_cast<double>(cn * rn * g.k * g.n);
-      }
-    }
+    GemmOperands o{region(x_, c.count_chunk * c.rows_chunk * g.k, 0x1).data(),
+                   region(y_, c.count_chunk * c.rows_chunk * g.n, 0x2).data(), nullptr, 0};
+    o.w = weights_for(g, w, w_elems, &o.w_stride);
+    if (!per_gemm(g, rows, c, o)) return false;
   }
   return true;
+}
+
+bool CpuExecutor::forward_layer(const Model& model, std::uint32_t layer, std::uint32_t batch,
+                                const float* w, std::size_t w_elems,
+                                const std::atomic<bool>* cancel) {
+  return for_each_gemm(
+      model.layer(layer), batch, 1, w, w_elems,
+      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c, const GemmOperands& o) {
+        const float* bias = (w != nullptr && w_elems >= g.k * g.n + g.n) ? w + g.k * g.n : o.w;
+        return walk_chunks(
+            g, rows, c, cancel, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+              for (std::uint64_t i = 0; i < cn; ++i) {
+                float* yi = o.y + i * rn * g.n;
+                cpu::gemm(o.x + i * rn * g.k, o.w + (c0 + i) * o.w_stride, yi, rn, g.k, g.n);
+                cpu::bias_relu(yi, bias, rn, g.n);
+              }
+              flops_ += 2.0 * static_cast<double>(cn * rn * g.k * g.n);
+            });
+      });
+}
+
+bool CpuExecutor::backward_layer(const Model& model, std::uint32_t layer, std::uint32_t batch,
+                                 const float* w, std::size_t w_elems,
+                                 const std::atomic<bool>* cancel) {
+  return for_each_gemm(
+      model.layer(layer), batch, 2, w, w_elems,
+      [&](const GemmShape& g, std::uint64_t rows, const GemmChunking& c, const GemmOperands& o) {
+        const float* dy = o.y;  // the output's gradient, where the forward pass wrote y
+        float* dx = region(dx_, c.count_chunk * c.rows_chunk * g.k, 0x3).data();
+        float* dw = region(g_, g.k * g.n, 0x4).data();
+        return walk_chunks(
+            g, rows, c, cancel, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+              for (std::uint64_t i = 0; i < cn; ++i) {
+                cpu::gemm_dx(dy + i * rn * g.n, o.w + (c0 + i) * o.w_stride, dx + i * rn * g.k, rn,
+                             g.k, g.n);
+                cpu::gemm_dw(o.x + i * rn * g.k, dy + i * rn * g.n, dw, rn, g.k, g.n);
+              }
+              flops_ += 4.0 * static_cast<double>(cn * rn * g.k * g.n);
+            });
+      });
 }
 
 void CpuExecutor::update_layer(const float* w, std::size_t w_elems) {

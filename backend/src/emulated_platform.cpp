@@ -80,19 +80,11 @@ EmulatedPlatform::~EmulatedPlatform() {
 }
 
 std::vector<Device*> EmulatedPlatform::devices() noexcept {
-  std::vector<Device*> out;
-  out.reserve(devices_.size());
-  for (const auto& d : devices_) out.push_back(d.get());
-  return out;
+  return device_pointers(devices_);
 }
 
 std::string EmulatedPlatform::describe() const {
-  std::string out = "emulated (";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += devices_[i]->profile().name;
-  }
-  out += ")";
+  std::string out = describe_profiles("emulated", devices_);
   if (time_scale_ != 1.0) out += " time_scale=" + std::to_string(time_scale_);
   const LatenessStats s = runtime_.lateness();
   if (s.count > 0) out += "; " + describe_lateness(s);

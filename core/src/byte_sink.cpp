@@ -70,15 +70,9 @@ void OutBuf::put_json_double(double v) {
 }
 
 std::string_view file_suffix(Compression c) noexcept {
-  switch (c) {
-    case Compression::None:
-      return "";
-    case Compression::Gzip:
-      return ".gz";
-    case Compression::Zstd:
-      return ".zst";
-  }
-  return "";
+  static constexpr EnumNames<Compression, 3> kSuffixes{
+      {{Compression::None, ""}, {Compression::Gzip, ".gz"}, {Compression::Zstd, ".zst"}}};
+  return kSuffixes.name(c);
 }
 
 }  // namespace gpumux

@@ -275,30 +275,15 @@ std::string join(const std::vector<std::string>& names) {
 }  // namespace
 
 DeviceProfile parse_device_profile_text(std::string_view text, const std::string& file) {
-  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
-  try {
-    return parse_profile(doc, file);
-  } catch (const ConfigError& e) {
-    rethrow_as_trace(e, file);
-  }
+  return parse_data_document(text, file, parse_profile);
 }
 
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  return parse_device_profile_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace),
-                                   name);
+  return parse_device_profile_text(read_data_document(file), file.string());
 }
 
 std::vector<std::string> device_profile_names(const std::filesystem::path& directory) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(directory, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    const auto& p = it->path();
-    if (p.extension() == ".json" && it->is_regular_file(ec)) out.push_back(p.stem().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return json_file_stems(directory);
 }
 
 DeviceProfile find_device_profile(const std::filesystem::path& directory, const std::string& name) {

@@ -18,6 +18,17 @@ std::string job_label(const JobSpec& spec) {
   return "'" + spec.name + "'";
 }
 
+/// The part of an op every command states: whose, where, which kind and what for.
+OpSpec op_spec(JobId job, DeviceId device, StreamId stream, OpKind kind, OpPurpose purpose) {
+  OpSpec spec;
+  spec.job = job;
+  spec.device = device;
+  spec.stream = stream;
+  spec.kind = kind;
+  spec.purpose = purpose;
+  return spec;
+}
+
 }  // namespace
 
 JobState& EngineImpl::active_job(JobId id, const char* command) {
@@ -91,19 +102,16 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
                          " (load or migrate them first)");
   }
 
-  OpSpec spec;
-  spec.job = job;
-  spec.device = device;
-  spec.stream = stream;
-  spec.kind = OpKind::Compute;
+  const Pass pass = s.dispatched.pass;
+  OpSpec spec = op_spec(job, device, stream, OpKind::Compute,
+                        pass == Pass::Forward    ? OpPurpose::Forward
+                        : pass == Pass::Backward ? OpPurpose::Backward
+                                                 : OpPurpose::Update);
   spec.model = s.model;
   spec.layers = range;
-  spec.pass = s.dispatched.pass;
+  spec.pass = pass;
   spec.batch = s.spec->batch;
   spec.inference = s.inference();
-  spec.purpose = spec.pass == Pass::Forward    ? OpPurpose::Forward
-                 : spec.pass == Pass::Backward ? OpPurpose::Backward
-                                               : OpPurpose::Update;
   OpCostMemo& costs = cost_memos_[index_of(device)];
   const OpCostMemo::Compute cost =
       spec.pass == Pass::Update
@@ -165,12 +173,7 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
   }
   check_issued(options.after, "load");
 
-  OpSpec spec;
-  spec.job = job;
-  spec.device = device;
-  spec.stream = copy_stream;
-  spec.kind = OpKind::CopyH2D;
-  spec.purpose = OpPurpose::LoadWeights;
+  OpSpec spec = op_spec(job, device, copy_stream, OpKind::CopyH2D, OpPurpose::LoadWeights);
   spec.model = s.model;
   spec.layers = range;
   spec.bytes = progress::load_bytes(s, range);
@@ -248,12 +251,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   }
   auto& dst = s.residency[index_of(to)];
   const auto& src = s.residency[index_of(from)];
-  OpSpec spec;
-  spec.job = job;
-  spec.device = stream_dev;
-  spec.stream = copy_stream;
-  spec.kind = kind;
-  spec.purpose = OpPurpose::MigrateState;
+  OpSpec spec = op_spec(job, stream_dev, copy_stream, kind, OpPurpose::MigrateState);
   spec.model = s.model;
   spec.layers = all;
   spec.bytes = progress::load_bytes(s, all);
@@ -324,12 +322,8 @@ OpHandle EngineImpl::delay(JobId job, StreamId stream, DurationNs duration_ns) {
   JobState& s = active_job(job, "delay");
   check_stream(stream, "delay");
   if (duration_ns < 0) fail("delay", "negative duration");
-  OpSpec spec;
-  spec.job = job;
-  spec.device = streams_[index_of(stream)].device;
-  spec.stream = stream;
-  spec.kind = OpKind::Host;
-  spec.purpose = OpPurpose::Other;
+  OpSpec spec =
+      op_spec(job, streams_[index_of(stream)].device, stream, OpKind::Host, OpPurpose::Other);
   spec.solo_ns = duration_ns;
   if (s.has_last_op) add_dep(spec, s.last_op, "delay");
   OpInfo info = OpInfo::of(spec);
@@ -365,12 +359,7 @@ ContextId EngineImpl::create_context(DeviceId device, ContextOptions options, Co
     const StreamId setup{static_cast<std::uint32_t>(streams_.size())};
     streams_.push_back({device, id});
     devices_[index_of(device)]->add_stream(setup, id, StreamOptions{0, 1});
-    OpSpec spec;
-    spec.job = kSystemJob;
-    spec.device = device;
-    spec.stream = setup;
-    spec.kind = OpKind::Host;
-    spec.purpose = OpPurpose::StartContext;
+    OpSpec spec = op_spec(kSystemJob, device, setup, OpKind::Host, OpPurpose::StartContext);
     spec.solo_ns = cost;
     contexts_.back().start_op = new_op(spec, OpInfo::of(spec));
     contexts_.back().has_start_op = true;

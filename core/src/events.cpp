@@ -23,18 +23,11 @@ std::string_view to_string(EventKind k) noexcept {
 }
 
 std::string_view to_string(EndReason r) noexcept {
-  for (const auto& [v, name] : kEndReasonNames) {
-    if (v == r) return name;
-  }
-  return "?";
+  return kEndReasonNames.name(r);
 }
 
 std::optional<EndReason> parse_end_reason(std::string_view label) noexcept {
-  const std::string_view head = label.substr(0, label.find(": "));
-  for (const auto& [v, name] : kEndReasonNames) {
-    if (name == head) return v;
-  }
-  return std::nullopt;
+  return kEndReasonNames.parse(label.substr(0, label.find(": ")));
 }
 
 std::string end_label(EndReason r, std::optional<std::string_view> detail) {
@@ -47,60 +40,7 @@ std::string end_label(EndReason r, std::optional<std::string_view> detail) {
 }
 
 std::string_view to_string(DeviceNoteKind k) noexcept {
-  for (const auto& [v, name] : kDeviceNoteNames) {
-    if (v == k) return name;
-  }
-  return "?";
-}
-
-std::string_view to_string(OpKind k) noexcept {
-  switch (k) {
-    case OpKind::Compute:
-      return "compute";
-    case OpKind::CopyH2D:
-      return "h2d";
-    case OpKind::CopyD2H:
-      return "d2h";
-    case OpKind::CopyD2D:
-      return "d2d";
-    case OpKind::Host:
-      return "host";
-  }
-  return "?";
-}
-
-std::string_view to_string(OpPurpose p) noexcept {
-  switch (p) {
-    case OpPurpose::Forward:
-      return "forward";
-    case OpPurpose::Backward:
-      return "backward";
-    case OpPurpose::Update:
-      return "update";
-    case OpPurpose::LoadWeights:
-      return "load_weights";
-    case OpPurpose::MigrateState:
-      return "migrate_state";
-    case OpPurpose::StartContext:
-      return "start_context";
-    case OpPurpose::Allocate:
-      return "allocate";
-    case OpPurpose::Other:
-      return "other";
-  }
-  return "?";
-}
-
-std::string_view to_string(OpStatus s) noexcept {
-  switch (s) {
-    case OpStatus::Ok:
-      return "ok";
-    case OpStatus::Dropped:
-      return "dropped";
-    case OpStatus::Aborted:
-      return "aborted";
-  }
-  return "?";
+  return kDeviceNoteNames.name(k);
 }
 
 void DepList::add(OpId op) {
@@ -114,20 +54,11 @@ void DepList::add(OpId op) {
 namespace {
 
 template <class Enum, std::size_t N>
-Enum parse_enum(const std::string& text, const std::array<Enum, N>& values, const std::string& file,
+Enum parse_enum(const std::string& text, const EnumNames<Enum, N>& names, const std::string& file,
                 const std::string& where) {
-  for (Enum v : values) {
-    if (to_string(v) == text) return v;
-  }
+  if (const auto v = names.parse(text)) return *v;
   throw TraceError(file, where, "unknown value '" + text + "'");
 }
-
-constexpr std::array op_kinds{OpKind::Compute, OpKind::CopyH2D, OpKind::CopyD2H, OpKind::CopyD2D,
-                              OpKind::Host};
-constexpr std::array purposes{
-    OpPurpose::Forward,      OpPurpose::Backward,     OpPurpose::Update,   OpPurpose::LoadWeights,
-    OpPurpose::MigrateState, OpPurpose::StartContext, OpPurpose::Allocate, OpPurpose::Other};
-constexpr std::array statuses{OpStatus::Ok, OpStatus::Dropped, OpStatus::Aborted};
 
 const EventLayout* layout_named(std::string_view name) {
   for (const EventLayout& l : kEventLayouts) {
@@ -153,13 +84,13 @@ void read_field(const EventField& f, const nlohmann::json& v, Event& e, EventLog
       e.stream = v.get<std::uint32_t>();
       break;
     case Slot::OpKind:
-      e.op_kind = parse_enum(v.get<std::string>(), op_kinds, file, where);
+      e.op_kind = parse_enum(v.get<std::string>(), kOpKindNames, file, where);
       break;
     case Slot::Purpose:
-      e.purpose = parse_enum(v.get<std::string>(), purposes, file, where);
+      e.purpose = parse_enum(v.get<std::string>(), kOpPurposeNames, file, where);
       break;
     case Slot::Status:
-      e.status = parse_enum(v.get<std::string>(), statuses, file, where);
+      e.status = parse_enum(v.get<std::string>(), kOpStatusNames, file, where);
       break;
     case Slot::Layers:
       if (!v.is_array() || v.size() != 2) throw TraceError(file, where, "expected [first, last]");

@@ -1,6 +1,7 @@
 // Bounded reading of input files, and the UTF-8 check (see input_file.hpp).
 #include "gpumux/input_file.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <system_error>
 
@@ -89,6 +90,22 @@ std::string printable(std::string_view text) {
       out.push_back(kHex[c & 15]);
     }
   }
+  return out;
+}
+
+std::string read_data_document(const std::filesystem::path& file) {
+  return read_input_file(file, file.string(), kMaxDocumentBytes, InputKind::Trace);
+}
+
+std::vector<std::string> json_file_stems(const std::filesystem::path& directory) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(directory, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const auto& p = it->path();
+    if (p.extension() == ".json" && it->is_regular_file(ec)) out.push_back(p.stem().string());
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

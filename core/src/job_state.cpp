@@ -2,22 +2,20 @@
 // are. Split from engine.cpp, which owns the state; these only read it.
 #include "gpumux/job_state.hpp"
 
+#include "gpumux/enum_names.hpp"
+
 namespace gpumux {
 
+namespace {
+constexpr EnumNames<JobPhase, 5> kJobPhaseNames{{{JobPhase::NotArrived, "not_arrived"},
+                                                 {JobPhase::Waiting, "waiting"},
+                                                 {JobPhase::Running, "running"},
+                                                 {JobPhase::Finished, "finished"},
+                                                 {JobPhase::Rejected, "rejected"}}};
+}  // namespace
+
 std::string_view to_string(JobPhase p) noexcept {
-  switch (p) {
-    case JobPhase::NotArrived:
-      return "not_arrived";
-    case JobPhase::Waiting:
-      return "waiting";
-    case JobPhase::Running:
-      return "running";
-    case JobPhase::Finished:
-      return "finished";
-    case JobPhase::Rejected:
-      return "rejected";
-  }
-  return "?";
+  return kJobPhaseNames.name(p);
 }
 
 std::uint64_t JobState::total_units() const noexcept {

@@ -259,31 +259,17 @@ Model parse_model(const nlohmann::json& doc, const std::string& file) {
 }  // namespace
 
 Model parse_model_text(std::string_view text, const std::string& file) {
-  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
-  try {
-    return parse_model(doc, file);
-  } catch (const ConfigError& e) {
-    rethrow_as_trace(e, file);
-  }
+  return parse_data_document(text, file, parse_model);
 }
 
 Model load_model(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  return parse_model_text(read_input_file(file, name, kMaxDocumentBytes, InputKind::Trace), name);
+  return parse_model_text(read_data_document(file), file.string());
 }
 
 ModelCatalog::ModelCatalog(std::filesystem::path directory) : directory_(std::move(directory)) {}
 
 std::vector<std::string> ModelCatalog::names() const {
-  std::vector<std::string> out;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(directory_, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    const auto& p = it->path();
-    if (p.extension() == ".json" && it->is_regular_file(ec)) out.push_back(p.stem().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return json_file_stems(directory_);
 }
 
 bool ModelCatalog::contains(std::string_view name) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,19 @@ inline OpHandle load_whole(Context& ctx, JobId job, StreamId copy_stream, LoadOp
   return ctx.load(job, copy_stream, all, std::move(o));
 }
 
+/// Pops jobs off the front of a FIFO until one is still active (with `needs_work`, also has
+/// work to dispatch) and returns it; nullopt once the FIFO is empty.
+inline std::optional<JobId> pop_next_active(Context& ctx, std::deque<JobId>& fifo,
+                                            bool needs_work = false) {
+  while (!fifo.empty()) {
+    const JobId job = fifo.front();
+    fifo.pop_front();
+    const JobView s = ctx.job(job);
+    if (s.active() && (!needs_work || s.has_dispatchable_work())) return job;
+  }
+  return std::nullopt;
+}
+
 /// The GPU a single-GPU baseline serves: the platform's first; nullopt on a CPU-only platform.
 inline std::optional<DeviceId> first_gpu(const Context& ctx) {
   if (ctx.gpus().empty()) return std::nullopt;
@@ -60,11 +74,53 @@ inline ParamReader policy_params(const PolicyArgs& args, const ParamSpecs& specs
   return ParamReader(args.params, args.file, "policy.params", specs);
 }
 
+/// Reads a policy's params through `specs` with `read(ParamReader&)`, then refuses the keys
+/// `specs` does not declare.
+template <class Read>
+void read_policy_params(const PolicyArgs& args, const ParamSpecs& specs, Read&& read) {
+  ParamReader p = policy_params(args, specs);
+  read(p);
+  p.finish();
+}
+
+/// The declaration of a simple baseline whose one parameter is `depth` (default 2).
+inline ParamSpecs depth_specs(const char* help) {
+  return ParamSpecs{param::integer("depth", 2, help)};
+}
+
 /// The `depth` parameter of the simple baselines: ops of one job queued or in flight.
 inline std::size_t read_depth(ParamReader& p) {
   const std::int64_t depth = p.integer("depth");
   if (depth < 1) p.fail("depth", "must be at least 1");
   return static_cast<std::size_t>(depth);
+}
+
+/// The params of a baseline declared by depth_specs(): its depth.
+inline std::size_t read_depth(const PolicyArgs& args, const ParamSpecs& specs) {
+  std::size_t depth = 0;
+  read_policy_params(args, specs, [&](ParamReader& p) { depth = read_depth(p); });
+  return depth;
+}
+
+/// A process's compute stream (at most `compute_depth` ops in flight) and copy stream.
+struct ProcessStreams {
+  StreamId compute{}, copy{};
+};
+
+/// Opens the compute and copy streams of context `c`, both at priority 0.
+inline ProcessStreams open_streams(Context& ctx, ContextId c, std::size_t compute_depth,
+                                   std::uint32_t copy_depth = 1) {
+  return {ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(compute_depth)}),
+          ctx.create_stream(c, StreamOptions{0, copy_depth})};
+}
+
+/// The streams of a single-GPU baseline, in the first GPU's default context; empty ids on a
+/// CPU-only platform (where every job is rejected on arrival).
+inline ProcessStreams open_first_gpu_streams(Context& ctx, std::size_t compute_depth,
+                                             std::uint32_t copy_depth = 1) {
+  const auto gpu = first_gpu(ctx);
+  if (!gpu) return {};
+  return open_streams(ctx, ctx.default_context(*gpu), compute_depth, copy_depth);
 }
 
 }  // namespace gpumux::policies

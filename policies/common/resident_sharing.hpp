@@ -12,15 +12,12 @@ namespace gpumux::policies {
 
 class ResidentSharing : public Policy {
  public:
-  ResidentSharing(const PolicyArgs& args, bool mps) : mps_(mps) {
-    auto p = policy_params(args, param_specs());
-    depth_ = read_depth(p);
-    p.finish();
-  }
+  ResidentSharing(const PolicyArgs& args, bool mps)
+      : mps_(mps), depth_(read_depth(args, param_specs())) {}
 
   static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::integer("depth", 2, "ops of one job queued or in flight on its compute stream")};
+    static const ParamSpecs specs =
+        depth_specs("ops of one job queued or in flight on its compute stream");
     return specs;
   }
 
@@ -28,8 +25,7 @@ class ResidentSharing : public Policy {
     if (reject_without_gpu(ctx, job, name())) return;
     const ContextId c =
         ctx.create_context(ctx.gpus().front(), ContextOptions{mps_}, ContextStart::Warm);
-    Streams s{ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(depth_)}),
-              ctx.create_stream(c, StreamOptions{0, 1})};
+    const ProcessStreams s = open_streams(ctx, c, depth_);
     streams_[job] = s;
     try {
       load_whole(ctx, job, s.copy);
@@ -42,9 +38,6 @@ class ResidentSharing : public Policy {
   void on_op_complete(Context& ctx, const OpRecord& r) override { pump(ctx, r.job); }
 
  private:
-  struct Streams {
-    StreamId compute, copy;
-  };
   void pump(Context& ctx, JobId job) {
     auto it = streams_.find(job);
     if (it == streams_.end() || !ctx.job(job).active()) return;
@@ -58,7 +51,7 @@ class ResidentSharing : public Policy {
   }
   bool mps_;
   std::size_t depth_ = 2;
-  std::map<JobId, Streams> streams_;
+  std::map<JobId, ProcessStreams> streams_;
 };
 
 }  // namespace gpumux::policies

@@ -107,12 +107,7 @@ class Olympian final : public Policy {
     mode_ = p.choice("mode", kModeNames);
     quantum_ns_ = p.duration("quantum_us", Sign::Positive);
     if (quantum_ns_ < 1) p.fail("quantum_us", "must be at least 0.001 (1 ns)");
-    const std::int64_t depth = p.integer("depth");
-    if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
-    depth_ = static_cast<std::uint32_t>(depth);
-    const std::int64_t per_node = p.integer("layers_per_node");
-    if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
-    layers_per_node_ = static_cast<std::uint32_t>(per_node);
+    issue_ = NodeIssue::read(p);
     const std::int64_t warmup = p.integer("profile_requests");
     if (warmup < 0) p.fail("profile_requests", "must be an integer >= 0");
     profile_requests_ = static_cast<std::uint64_t>(warmup);
@@ -300,7 +295,7 @@ class Olympian final : public Policy {
     }
   }
 
-  /// Keeps `depth_` nodes of the job's current request queued or running. Returns false when
+  /// Keeps `issue_.depth` nodes of the job's current request queued or running. Returns false when
   /// its request cannot start for lack of memory (the job is then blocked).
   /// Only the run's own request is fed: when the node that ends it completes, its
   /// on_op_complete comes before on_request_complete, and the service's next request must not
@@ -310,15 +305,16 @@ class Olympian final : public Policy {
     Client& c = clients_.at(job);
     const JobView s = ctx.job(job);
     while (c.in_run && s.active() && s.has_dispatchable_work() && s.dispatched().unit == c.unit &&
-           s.dispatched().unit == s.completed().unit && c.outstanding < depth_) {
+           s.dispatched().unit == s.completed().unit && c.outstanding < issue_.depth) {
       const std::uint32_t first = s.dispatched().layers_done;
       DispatchOptions o;
-      o.layers = layers_per_node_;
+      o.layers = issue_.layers_per_node;
       DurationNs cost = 0;
       if (scheduled) {
         o.setup_ns = yield_check_ns_;
         const auto profiled = profiles_.at(c.key).cost(first);
-        cost = profiled ? *profiled : ctx.estimate_next_ns(job, serving_.gpu(), layers_per_node_);
+        cost = profiled ? *profiled
+                        : ctx.estimate_next_ns(job, serving_.gpu(), issue_.layers_per_node);
         if (c.wake_pending && *handoff_ns_ > 0) {
           o.after.push_back(ctx.delay(job, c.host, *handoff_ns_));
         }
@@ -340,8 +336,7 @@ class Olympian final : public Policy {
   // parameters
   Mode mode_ = Mode::Fair;
   DurationNs quantum_ns_ = 0;
-  std::uint32_t depth_ = 2;
-  std::uint32_t layers_per_node_ = 1;
+  NodeIssue issue_;
   std::uint64_t profile_requests_ = 5;
   DurationNs yield_check_ns_ = 0;
   std::optional<DurationNs> handoff_ns_;

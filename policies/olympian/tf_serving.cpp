@@ -47,12 +47,7 @@ class TfServing final : public Policy {
   explicit TfServing(const PolicyArgs& args) {
     auto p = policy_params(args, param_specs());
     per_client_ = p.choice("streams", kStreamsNames) == Streams::PerClient;
-    const std::int64_t depth = p.integer("depth");
-    if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
-    depth_ = static_cast<std::uint32_t>(depth);
-    const std::int64_t per_node = p.integer("layers_per_node");
-    if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
-    layers_per_node_ = static_cast<std::uint32_t>(per_node);
+    issue_ = NodeIssue::read(p);
     p.finish();
   }
 
@@ -64,7 +59,7 @@ class TfServing final : public Policy {
     if (!serving_.admit(ctx, job, name())) return;
     Session s;
     s.stream = per_client_ ? ctx.create_stream(ctx.default_context(serving_.gpu()),
-                                               StreamOptions{0, depth_})
+                                               StreamOptions{0, issue_.depth})
                            : serving_.compute();
     sessions_.emplace(job, s);
     pump(ctx);
@@ -117,9 +112,9 @@ class TfServing final : public Policy {
     // the shared stream would hold up every other session).
     if (!s.active() || !s.resident(serving_.gpu(), LayerRange{0, s.model().layer_count()})) return;
     while (s.active() && s.has_dispatchable_work() && s.dispatched().unit == s.completed().unit &&
-           session.outstanding < depth_) {
+           session.outstanding < issue_.depth) {
       try {
-        ctx.dispatch(job, session.stream, DispatchOptions{layers_per_node_, {}});
+        ctx.dispatch(job, session.stream, DispatchOptions{issue_.layers_per_node, {}});
       } catch (const OutOfMemory&) {
         blocked_.insert(job);
         return;
@@ -129,8 +124,7 @@ class TfServing final : public Policy {
   }
 
   bool per_client_ = false;
-  std::uint32_t depth_ = 2;
-  std::uint32_t layers_per_node_ = 1;
+  NodeIssue issue_;
   ServingProcess serving_;
   std::map<JobId, Session> sessions_;
   std::set<JobId> blocked_;  ///< services waiting for memory to start a request

@@ -24,19 +24,11 @@ SimPlatform::SimPlatform(const PlatformSetup& setup) {
 SimPlatform::~SimPlatform() = default;
 
 std::vector<Device*> SimPlatform::devices() noexcept {
-  std::vector<Device*> out;
-  out.reserve(devices_.size());
-  for (const auto& d : devices_) out.push_back(d.get());
-  return out;
+  return device_pointers(devices_);
 }
 
 std::string SimPlatform::describe() const {
-  std::string out = "sim (";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += devices_[i]->profile().name;
-  }
-  return out + ")";
+  return describe_profiles("sim", devices_);
 }
 
 namespace {

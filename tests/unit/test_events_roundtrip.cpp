@@ -203,7 +203,7 @@ TEST_CASE("a bad events.jsonl line is refused naming the file, the line and the 
 }
 
 TEST_CASE("end reasons: one name table for labels and parsing", "[events]") {
-  for (const auto& [reason, name] : kEndReasonNames) {
+  for (const auto& [reason, name] : kEndReasonNames.entries) {
     CHECK(to_string(reason) == name);
     CHECK(parse_end_reason(end_label(reason)) == reason);
     CHECK(parse_end_reason(end_label(reason, "why")) == reason);

@@ -199,10 +199,7 @@ struct JobEndView {
 /// The note a DeviceNote event carries, if it is one the table names.
 [[nodiscard]] inline std::optional<DeviceNoteKind> device_note_of(const Event& e) noexcept {
   static_assert(event_fields_detail::slot_of(EventKind::DeviceNote, "note") == Slot::Label);
-  for (const auto& [v, name] : kDeviceNoteNames) {
-    if (name == e.label) return v;
-  }
-  return std::nullopt;
+  return kDeviceNoteNames.parse(e.label);
 }
 
 /// A PolicyMetric event's metric name and sample.

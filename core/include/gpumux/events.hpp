@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpumux/enum_names.hpp"
 #include "gpumux/ids.hpp"
 #include "gpumux/op.hpp"
 #include "gpumux/time.hpp"
@@ -55,7 +56,7 @@ enum class EndReason : std::uint8_t {
   Unfinished,  ///< the run ran out of events with work of it left
 };
 /// One name table serves to_string and parsing.
-inline constexpr std::array<std::pair<EndReason, std::string_view>, 4> kEndReasonNames{{
+inline constexpr EnumNames<EndReason, 4> kEndReasonNames{{
     {EndReason::Finished, "finished"},
     {EndReason::Rejected, "rejected"},
     {EndReason::Horizon, "horizon"},
@@ -75,7 +76,7 @@ enum class DeviceNoteKind : std::uint8_t {
   Timeslice,      ///< a TSG got the GPU (a = TSG index)
   ContextSwitch,  ///< a paid context switch began (a = target TSG)
 };
-inline constexpr std::array<std::pair<DeviceNoteKind, std::string_view>, 2> kDeviceNoteNames{{
+inline constexpr EnumNames<DeviceNoteKind, 2> kDeviceNoteNames{{
     {DeviceNoteKind::Timeslice, "timeslice"},
     {DeviceNoteKind::ContextSwitch, "context_switch"},
 }};

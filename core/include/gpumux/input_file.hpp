@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
 
 namespace gpumux {
 
@@ -29,6 +31,27 @@ inline constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 30;
 [[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
                                           const std::string& display_name, std::uint64_t max_bytes,
                                           InputKind kind);
+
+/// A data document (a model, a device profile): read_input_file within kMaxDocumentBytes,
+/// named by its path.
+[[nodiscard]] std::string read_data_document(const std::filesystem::path& file);
+
+/// Parses a data document's `text` with `parse(doc, file)`; a JsonReader's ConfigError becomes
+/// a TraceError (the file is data, not a config).
+template <class Parse>
+[[nodiscard]] auto parse_data_document(std::string_view text, const std::string& file,
+                                       Parse&& parse) {
+  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
+  try {
+    return parse(doc, file);
+  } catch (const ConfigError& e) {
+    rethrow_as_trace(e, file);
+  }
+}
+
+/// The names (stems) of the *.json regular files in `directory`, sorted; none when it cannot
+/// be read. How model and device-profile directories list what they hold.
+[[nodiscard]] std::vector<std::string> json_file_stems(const std::filesystem::path& directory);
 
 /// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above
 /// U+10FFFF), the encoding JSON text must use.

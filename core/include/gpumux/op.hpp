@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gpumux/cost_model.hpp"
+#include "gpumux/enum_names.hpp"
 #include "gpumux/ids.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/time.hpp"
@@ -15,7 +16,15 @@
 namespace gpumux {
 
 enum class OpKind : std::uint8_t { Compute, CopyH2D, CopyD2H, CopyD2D, Host };
-[[nodiscard]] std::string_view to_string(OpKind k) noexcept;
+/// Names in events.jsonl and traces.
+inline constexpr EnumNames<OpKind, 5> kOpKindNames{{{OpKind::Compute, "compute"},
+                                                    {OpKind::CopyH2D, "h2d"},
+                                                    {OpKind::CopyD2H, "d2h"},
+                                                    {OpKind::CopyD2D, "d2d"},
+                                                    {OpKind::Host, "host"}}};
+[[nodiscard]] constexpr std::string_view to_string(OpKind k) noexcept {
+  return kOpKindNames.name(k);
+}
 [[nodiscard]] constexpr bool is_copy(OpKind k) noexcept {
   return k == OpKind::CopyH2D || k == OpKind::CopyD2H || k == OpKind::CopyD2D;
 }
@@ -31,7 +40,18 @@ enum class OpPurpose : std::uint8_t {
   Allocate,      ///< host: naive cudaMalloc calls
   Other
 };
-[[nodiscard]] std::string_view to_string(OpPurpose p) noexcept;
+inline constexpr EnumNames<OpPurpose, 8> kOpPurposeNames{
+    {{OpPurpose::Forward, "forward"},
+     {OpPurpose::Backward, "backward"},
+     {OpPurpose::Update, "update"},
+     {OpPurpose::LoadWeights, "load_weights"},
+     {OpPurpose::MigrateState, "migrate_state"},
+     {OpPurpose::StartContext, "start_context"},
+     {OpPurpose::Allocate, "allocate"},
+     {OpPurpose::Other, "other"}}};
+[[nodiscard]] constexpr std::string_view to_string(OpPurpose p) noexcept {
+  return kOpPurposeNames.name(p);
+}
 
 /// Up to four ops this op waits for (on any device); allocation-free.
 class DepList {
@@ -103,7 +123,11 @@ struct OpSpec {
 };
 
 enum class OpStatus : std::uint8_t { Ok, Dropped, Aborted };
-[[nodiscard]] std::string_view to_string(OpStatus s) noexcept;
+inline constexpr EnumNames<OpStatus, 3> kOpStatusNames{
+    {{OpStatus::Ok, "ok"}, {OpStatus::Dropped, "dropped"}, {OpStatus::Aborted, "aborted"}}};
+[[nodiscard]] constexpr std::string_view to_string(OpStatus s) noexcept {
+  return kOpStatusNames.name(s);
+}
 
 struct OpRecord {
   OpId op{};

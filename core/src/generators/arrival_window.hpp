@@ -14,10 +14,32 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/time.hpp"
+#include "gpumux/workload.hpp"
 
 namespace gpumux::generators {
 
 inline constexpr std::size_t kMaxArrivals = 10'000'000;
+
+/// A reader over a generator's params; the "generator" key (its name) is the registry's.
+inline JsonReader generator_params(const GeneratorArgs& a) {
+  JsonReader r(a.params, a.file, a.key_path);
+  (void)r.optional("generator");
+  return r;
+}
+
+/// rate_per_s, requests per second (> 0), and the overflow hint of the generators that use it.
+inline double read_rate(JsonReader& r) {
+  return r.positive("rate_per_s", r.required_number("rate_per_s"));
+}
+inline constexpr const char* kRateHint = "lower count or raise rate_per_s";
+
+/// An optional whole number >= 1 (a count, a limit); nullopt when the key is absent.
+inline std::optional<std::uint64_t> optional_count(JsonReader& r, const std::string& key) {
+  if (!r.has(key)) return std::nullopt;
+  const std::int64_t c = r.required_int(key);
+  if (c < 1) r.fail(key, "must be >= 1");
+  return static_cast<std::uint64_t>(c);
+}
 
 /// A non-negative (or, with `positive`, strictly positive) plain number of at most 1e9;
 /// errors name the key. Durations use JsonReader::required_duration instead.
@@ -110,6 +132,44 @@ class ArrivalSink {
   const std::string& path_;
   const char* hint_;
   std::vector<TimeNs> out_;
+};
+
+/// Base of the open-loop generators: the window and where the config stands (for errors).
+class WindowedGenerator : public ArrivalGenerator {
+ protected:
+  explicit WindowedGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {}
+
+  /// Reads the params: `own(JsonReader&)` takes the generator's own keys, then the window is
+  /// read and unknown keys are refused.
+  template <class ReadOwn>
+  void read_params(const GeneratorArgs& a, ReadOwn&& own) {
+    JsonReader r = generator_params(a);
+    own(r);
+    window_ = ArrivalWindow::read(r);
+    r.finish();
+  }
+
+  /// The arrivals of one generate() call: `next()` gives each one's offset from the start in
+  /// ns (non-decreasing), asked only while the count allows another, until one falls past the
+  /// window. `hint` ends the overflow message.
+  template <class Next>
+  [[nodiscard]] std::vector<TimeNs> collect(TimeNs default_start_ns, const char* hint,
+                                            Next&& next) const {
+    ArrivalSink sink = open_sink(default_start_ns, hint);
+    while (sink.wants_more()) {
+      if (!sink.add(next())) break;
+    }
+    return sink.take();
+  }
+
+  /// The sink of one generate() call; `hint` ends the overflow message.
+  [[nodiscard]] ArrivalSink open_sink(TimeNs default_start_ns, const char* hint) const {
+    return {window_, default_start_ns, file_, path_, hint};
+  }
+
+ private:
+  std::string file_, path_;
+  ArrivalWindow window_;
 };
 
 }  // namespace gpumux::generators

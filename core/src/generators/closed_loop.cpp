@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
@@ -13,13 +14,8 @@ namespace {
 class ClosedLoopGenerator final : public ArrivalGenerator {
  public:
   explicit ClosedLoopGenerator(const GeneratorArgs& a) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
-    if (r.has("count")) {
-      const std::int64_t c = r.required_int("count");
-      if (c < 1) r.fail("count", "must be >= 1");
-      count_ = static_cast<std::uint64_t>(c);
-    }
+    JsonReader r = generators::generator_params(a);
+    count_ = generators::optional_count(r, "count").value_or(0);
     if (r.has("duration_s"))
       duration_ns_ = r.required_duration("duration_s", TimeUnit::Seconds, Sign::Positive);
     if (count_ == 0 && !duration_ns_) r.fail("", "needs count or duration_s (or both)");

@@ -6,13 +6,8 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
-
-using generators::ArrivalSink;
-using generators::ArrivalWindow;
-using generators::bounded;
-using generators::uniform01;
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -42,34 +37,28 @@ double standard_gamma(std::mt19937_64& rng, double shape) {
   }
 }
 
-class GammaGenerator final : public ArrivalGenerator {
+class GammaGenerator final : public WindowedGenerator {
  public:
-  explicit GammaGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
-    rate_per_s_ = r.positive("rate_per_s", r.required_number("rate_per_s"));
-    const double cv = bounded(r, "cv", true);
-    if (cv < 1e-3 || cv > 100) r.fail("cv", "must be in [0.001, 100]");
-    shape_ = 1.0 / (cv * cv);
-    window_ = ArrivalWindow::read(r);
-    r.finish();
+  explicit GammaGenerator(const GeneratorArgs& a) : WindowedGenerator(a) {
+    read_params(a, [this](JsonReader& r) {
+      rate_per_s_ = read_rate(r);
+      const double cv = bounded(r, "cv", true);
+      if (cv < 1e-3 || cv > 100) r.fail("cv", "must be in [0.001, 100]");
+      shape_ = 1.0 / (cv * cv);
+    });
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    ArrivalSink sink(window_, default_start_ns, file_, path_, "lower count or raise rate_per_s");
     const double scale_ns = 1e9 / rate_per_s_ / shape_;  // mean gap = shape * scale
     double t = 0;
-    while (sink.wants_more()) {
+    return collect(default_start_ns, kRateHint, [&] {
       t += standard_gamma(rng, shape_) * scale_ns;
-      if (!sink.add(t)) break;
-    }
-    return sink.take();
+      return t;
+    });
   }
 
  private:
-  std::string file_, path_;
   double rate_per_s_ = 0, shape_ = 1;
-  ArrivalWindow window_;
 };
 
 }  // namespace
@@ -78,4 +67,4 @@ GPUMUX_REGISTER_GENERATOR("gamma", GammaGenerator,
                           "bursty open-loop arrivals, gamma gaps: rate_per_s, cv, start_s, "
                           "duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators

@@ -6,28 +6,22 @@
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
-namespace gpumux {
+namespace gpumux::generators {
 namespace {
 
-using generators::ArrivalSink;
-using generators::ArrivalWindow;
-using generators::uniform01;
-
-class OnOffGenerator final : public ArrivalGenerator {
+class OnOffGenerator final : public WindowedGenerator {
  public:
-  explicit OnOffGenerator(const GeneratorArgs& a) : file_(a.file), path_(a.key_path) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
-    rate_per_s_ = r.positive("rate_per_s", r.required_number("rate_per_s"));
-    on_ns_ = r.required_duration("on_s", TimeUnit::Seconds, Sign::Positive);
-    if (on_ns_ < 1) r.fail("on_s", "must be at least 1 ns");
-    off_ns_ = r.required_duration("off_s", TimeUnit::Seconds);
-    window_ = ArrivalWindow::read(r);
-    r.finish();
+  explicit OnOffGenerator(const GeneratorArgs& a) : WindowedGenerator(a) {
+    read_params(a, [this](JsonReader& r) {
+      rate_per_s_ = read_rate(r);
+      on_ns_ = r.required_duration("on_s", TimeUnit::Seconds, Sign::Positive);
+      if (on_ns_ < 1) r.fail("on_s", "must be at least 1 ns");
+      off_ns_ = r.required_duration("off_s", TimeUnit::Seconds);
+    });
   }
 
   std::vector<TimeNs> generate(std::mt19937_64& rng, TimeNs default_start_ns) const override {
-    ArrivalSink sink(window_, default_start_ns, file_, path_, "lower count or raise rate_per_s");
+    auto sink = open_sink(default_start_ns, kRateHint);
     const double mean_gap_ns = 1e9 / rate_per_s_;
     const DurationNs period = on_ns_ + off_ns_;
     double on_time = 0;  // a Poisson process in "on" time, mapped onto the wall schedule
@@ -43,10 +37,8 @@ class OnOffGenerator final : public ArrivalGenerator {
   }
 
  private:
-  std::string file_, path_;
   double rate_per_s_ = 0;
   DurationNs on_ns_ = 0, off_ns_ = 0;
-  ArrivalWindow window_;
 };
 
 }  // namespace
@@ -55,4 +47,4 @@ GPUMUX_REGISTER_GENERATOR("onoff", OnOffGenerator,
                           "Poisson arrivals during on phases only: rate_per_s, on_s, off_s, "
                           "start_s, duration_s/count");
 
-}  // namespace gpumux
+}  // namespace gpumux::generators

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "arrival_window.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
@@ -12,8 +13,7 @@ namespace {
 class ReplayGenerator final : public ArrivalGenerator {
  public:
   explicit ReplayGenerator(const GeneratorArgs& a) {
-    JsonReader r(a.params, a.file, a.key_path);
-    (void)r.optional("generator");
+    JsonReader r = generators::generator_params(a);
     const std::string file = r.required_string("file");
     if (r.has("offset_s")) {
       const double offset_s = r.non_negative("offset_s", r.required_number("offset_s"));
@@ -22,11 +22,7 @@ class ReplayGenerator final : public ArrivalGenerator {
     }
     time_scale_ = r.positive("time_scale", r.number_or("time_scale", 1.0));
     if (time_scale_ > 1e6) r.fail("time_scale", "out of range (more than 1e6)");
-    std::int64_t limit = -1;
-    if (r.has("limit")) {
-      limit = r.required_int("limit");
-      if (limit < 1) r.fail("limit", "must be >= 1");
-    }
+    const std::optional<std::uint64_t> limit = generators::optional_count(r, "limit");
     r.finish();
     // Read now, so a bad file is reported when the config is loaded.
     const std::filesystem::path path = std::filesystem::path(file).is_absolute()
@@ -37,7 +33,7 @@ class ReplayGenerator final : public ArrivalGenerator {
     } catch (const InputError& e) {
       r.fail("file", e.what());
     }
-    if (limit >= 0 && times_s_.size() > static_cast<std::size_t>(limit)) times_s_.resize(limit);
+    if (limit && times_s_.size() > *limit) times_s_.resize(*limit);
     if (times_s_.empty()) r.fail("file", "the arrivals file has no rows");
   }
 

@@ -59,6 +59,19 @@ class CpuExecutor {
                      std::size_t w_elems, const std::atomic<bool>* cancel);
   bool backward_layer(const Model& model, std::uint32_t layer, std::uint32_t batch, const float* w,
                       std::size_t w_elems, const std::atomic<bool>* cancel);
+  /// What every pass over a GEMM reads: its input x, its output y (dy going backward) and
+  /// its weights (GEMM i of a group at w + i * w_stride).
+  struct GemmOperands {
+    float* x;
+    float* y;
+    const float* w;
+    std::size_t w_stride;
+  };
+  /// Calls `per_gemm(g, rows, chunking, operands)` for each GEMM of `l` (false stops, and is
+  /// returned); a layer without GEMMs runs `elementwise_sweeps` elementwise passes instead.
+  template <class PerGemm>
+  bool for_each_gemm(const Layer& l, std::uint32_t batch, std::uint64_t elementwise_sweeps,
+                     const float* w, std::size_t w_elems, PerGemm&& per_gemm);
   void update_layer(const float* w, std::size_t w_elems);
   void elementwise(std::uint64_t elems);
   const float* weights_for(const GemmShape& g, const float* w, std::size_t w_elems,

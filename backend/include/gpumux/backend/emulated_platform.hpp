@@ -21,7 +21,7 @@
 
 namespace gpumux {
 
-class EmulatedPlatform final : public Platform {
+class EmulatedPlatform final : public RuntimePlatform<RealRuntime, /*kVirtualTime=*/false> {
  public:
   /// Throws ConfigError for an unknown or invalid platform parameter.
   explicit EmulatedPlatform(const PlatformSetup& setup);
@@ -29,18 +29,15 @@ class EmulatedPlatform final : public Platform {
   static const ParamSpecs& param_specs();
   ~EmulatedPlatform() override;
 
-  [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }
   [[nodiscard]] std::vector<Device*> devices() noexcept override;
   /// "emulated (<profiles>) ..." plus the timer lateness statistics once the run has timers.
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] bool virtual_time() const noexcept override { return false; }
 
   [[nodiscard]] RealRuntime& real_runtime() noexcept { return runtime_; }
   [[nodiscard]] EmulatedDevice& device(std::size_t i) { return *devices_.at(i); }
   [[nodiscard]] HostStore& store() noexcept { return *store_; }
 
  private:
-  RealRuntime runtime_;  // declared first: destroyed last, after the devices' workers stopped
   std::unique_ptr<HostWeightStore> store_;
   std::vector<std::unique_ptr<EmulatedDevice>> devices_;
   double time_scale_ = 1.0;

@@ -12,22 +12,19 @@
 
 namespace gpumux {
 
-class SimPlatform final : public Platform {
+class SimPlatform final : public RuntimePlatform<SimRuntime, /*kVirtualTime=*/true> {
  public:
   /// Throws ConfigError for any key in setup.params.
   explicit SimPlatform(const PlatformSetup& setup);
   ~SimPlatform() override;
 
-  [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }
   [[nodiscard]] std::vector<Device*> devices() noexcept override;
   /// "sim (" + the profile names, comma-separated + ")".
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] bool virtual_time() const noexcept override { return true; }
 
   [[nodiscard]] SimRuntime& sim_runtime() noexcept { return runtime_; }
 
  private:
-  SimRuntime runtime_;  // declared first: the devices cancel their timers on destruction
   std::vector<std::unique_ptr<SimDevice>> devices_;
 };
 

@@ -43,15 +43,13 @@ namespace gpumux {
 /// "NVIDIA H100 80GB HBM3 (132 SMs, 79.1 GiB), driver 580.95.05, CUDA runtime 13.0, ..."
 [[nodiscard]] std::string describe_gpu(int ordinal);
 
-class CudaPlatform final : public Platform {
+class CudaPlatform final : public RuntimePlatform<RealRuntime, /*kVirtualTime=*/false> {
  public:
   explicit CudaPlatform(const PlatformSetup& setup);
   ~CudaPlatform() override;
 
-  [[nodiscard]] Runtime& runtime() noexcept override { return runtime_; }
   [[nodiscard]] std::vector<Device*> devices() noexcept override;
   [[nodiscard]] std::string describe() const override;
-  [[nodiscard]] bool virtual_time() const noexcept override { return false; }
 
   [[nodiscard]] RealRuntime& real_runtime() noexcept { return runtime_; }
   /// The CudaDevice at setup index `i` (nullptr for a CPU device).
@@ -59,7 +57,6 @@ class CudaPlatform final : public Platform {
   [[nodiscard]] PinnedWeightStore& store() noexcept { return *store_; }
 
  private:
-  RealRuntime runtime_;  // declared first: destroyed last
   std::unique_ptr<PinnedWeightStore> store_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<CudaDevice*> gpus_;  // by setup index, nullptr for CPUs
