@@ -60,7 +60,8 @@ class MemoryResource {
   [[nodiscard]] std::optional<Allocation> probe(
       std::uint64_t bytes, std::uint64_t align_bytes = kAllocationAlignBytes) const;
   /// Whether try_allocate of each of `sizes`, one after another in that order, would all
-  /// succeed now (each on the memory the earlier ones left). Zero sizes are skipped.
+  /// succeed now (each on the memory the earlier ones left). Zero sizes are skipped; at most
+  /// 8 sizes (std::invalid_argument).
   [[nodiscard]] bool can_allocate(std::span<const std::uint64_t> sizes,
                                   std::uint64_t align_bytes = kAllocationAlignBytes) const;
 
