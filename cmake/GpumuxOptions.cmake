@@ -2,6 +2,15 @@
 add_library(gpumux_options INTERFACE)
 target_compile_options(gpumux_options INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic>)
+# CI turns warnings into errors (.ci/run seeds the cache with -DGPUMUX_WERROR=ON); users keep
+# warnings as warnings so a newer compiler's new diagnostic does not break their build.
+# nvcc: its own warnings become errors; host code is compiled by the C++ compiler under -Werror.
+option(GPUMUX_WERROR "Treat compiler warnings as errors (CI)" OFF)
+if(GPUMUX_WERROR)
+  target_compile_options(gpumux_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+endif()
 if(GPUMUX_SANITIZE)
   target_compile_options(gpumux_options INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${GPUMUX_SANITIZE} -fno-omit-frame-pointer>)

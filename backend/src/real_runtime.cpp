@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 
 #include "gpumux/backend/thread_tuning.hpp"
@@ -154,7 +155,8 @@ bool RealRuntime::run_posted() {
   // loop is stopped or a callback throws.
   auto requeue_rest = [&](std::size_t from) {
     std::lock_guard<std::mutex> lock(mutex_);
-    posted_.insert(posted_.begin(), std::make_move_iterator(draining_.begin() + from),
+    const auto first = draining_.begin() + static_cast<std::ptrdiff_t>(from);
+    posted_.insert(posted_.begin(), std::make_move_iterator(first),
                    std::make_move_iterator(draining_.end()));
     draining_.clear();
   };

@@ -363,7 +363,7 @@ ExperimentConfig load_experiment(const std::filesystem::path& file,
 std::filesystem::path find_repo_root(const std::filesystem::path& start) {
   std::error_code ec;
   if (const char* env = std::getenv("GPUMUX_ROOT"); env != nullptr && *env != '\0') {
-    const std::filesystem::path root(env);
+    std::filesystem::path root(env);  // not const: returned by move
     if (!std::filesystem::is_directory(root / "traces" / "models", ec)) {
       throw UsageError("GPUMUX_ROOT=" + root.string() + " has no traces/models folder");
     }

@@ -194,7 +194,10 @@ Event read_event(const nlohmann::json& j, EventLog& log, const std::string& file
   if (l == nullptr) throw TraceError(file, at + ": ev", "unknown event kind '" + ev + "'");
   e.kind = l->kind;
   const auto fields = std::span(l->fields).first(l->count);
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named copies: C++20 lambdas may not capture structured bindings (clang refuses).
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     if (key == "t" || key == "ev") continue;
     const auto f = std::find_if(fields.begin(), fields.end(),
                                 [&](const EventField& x) { return x.key == key; });

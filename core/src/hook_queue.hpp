@@ -45,7 +45,7 @@ class HookQueue {
   void drain() {
     if (in_hook_) return;
     while (!hooks_.empty()) {
-      Hook h = std::move(hooks_.front());
+      const Hook h = hooks_.front();  // a copy: the hook may queue more hooks
       hooks_.pop_front();
       in_hook_ = true;
       try {
@@ -69,7 +69,7 @@ class HookQueue {
     Timer
   };
   struct Hook {
-    Kind kind;
+    Kind kind{};
     JobId job{};
     RequestId request{};
     OpRecord record{};

@@ -25,6 +25,7 @@ void BM_PostThroughput(benchmark::State& state) {
     std::uint64_t ran = 0;
     for (int t = 0; t < producers; ++t) rt.add_pending();
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(producers));
     for (int t = 0; t < producers; ++t) {
       threads.emplace_back([&rt, &ran] {
         for (int i = 0; i < per_thread; ++i) rt.post([&ran] { ++ran; });

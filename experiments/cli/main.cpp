@@ -7,7 +7,9 @@
 #include "commands.hpp"
 #include "gpumux/errors.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   using namespace gpumux::cli;
   CLI::App app{"gpumux: GPU multitasking simulator and evaluation harness"};
   app.require_subcommand(1);
@@ -94,4 +96,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Declaring the options can throw too (a duplicate option name is a bug): exit 1 with the
+  // message instead of std::terminate.
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return 1;
+  }
 }

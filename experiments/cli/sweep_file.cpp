@@ -54,7 +54,10 @@ std::vector<SweepPoint> expand_grid(const nlohmann::json& grid, const std::strin
     for (const auto& p : points) {
       for (const auto& v : values) {
         SweepPoint q = p;
-        q.label += (q.label.empty() ? "" : "_") + label_part(v);
+        // Two appends, not `"_" + label_part(v)`: GCC 12 reports a false -Wrestrict on
+        // operator+(const char*, string&&) (GCC bug 105329), an error under GPUMUX_WERROR.
+        if (!q.label.empty()) q.label += '_';
+        q.label += label_part(v);
         q.overrides.push_back(assignment(key, v));
         next.push_back(std::move(q));
       }

@@ -74,7 +74,7 @@
 namespace gpumux::policies::salus {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 
 inline constexpr EnumNames<LaneMode, 2> kLaneModeNames{
     {{LaneMode::PerJob, "per_job"}, {LaneMode::Single, "single"}}};

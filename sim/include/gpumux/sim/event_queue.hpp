@@ -162,7 +162,7 @@ class EventQueue {
   struct CacheLineAllocator {
     using value_type = T;
     CacheLineAllocator() = default;
-    template <class U>
+    template <class U>  // NOLINT below: implicit, as the Allocator requirements ask (rebind)
     CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}  // NOLINT
     T* allocate(std::size_t n) {
       return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
