@@ -139,6 +139,12 @@ class EngineImpl final : public DeviceObserver, public Context {
     check_device(device, "fits");
     return placement_.fits(states_[index_of(job)], device);
   }
+  [[nodiscard]] bool fits_after(JobId job, DeviceId device,
+                                std::uint64_t reserve_bytes) const override {
+    check_job(job, "fits_after");
+    check_device(device, "fits_after");
+    return placement_.fits_after(states_[index_of(job)], device, reserve_bytes);
+  }
   [[nodiscard]] std::mt19937_64& rng() noexcept override { return rng_; }
 
   // Context: commands (engine_commands.cpp)

@@ -2,9 +2,11 @@
 #include "gpumux/memory.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpumux/errors.hpp"
 
@@ -63,6 +65,48 @@ void MemoryResource::deallocate(const Allocation& a) {
   in_use_ -= a.bytes;
 }
 
+std::optional<Allocation> MemoryResource::probe(std::uint64_t bytes,
+                                                std::uint64_t align_bytes) const {
+  if (!is_power_of_two(align_bytes)) {
+    throw std::invalid_argument("alignment " + std::to_string(align_bytes) +
+                                " is not a power of two");
+  }
+  if (bytes == 0) return Allocation{};
+  std::uint64_t rounded = 0;
+  if (!align_up(bytes, align_bytes, rounded)) return std::nullopt;
+  return do_probe(rounded, align_bytes);
+}
+
+bool MemoryResource::can_allocate(std::span<const std::uint64_t> sizes,
+                                  std::uint64_t align_bytes) const {
+  if (!is_power_of_two(align_bytes)) {
+    throw std::invalid_argument("alignment " + std::to_string(align_bytes) +
+                                " is not a power of two");
+  }
+  std::uint64_t rounded[8];
+  if (sizes.size() > std::size(rounded)) {
+    throw std::invalid_argument("can_allocate: at most 8 sizes");
+  }
+  std::size_t n = 0;
+  for (const std::uint64_t bytes : sizes) {
+    if (bytes == 0) continue;
+    if (!align_up(bytes, align_bytes, rounded[n])) return false;
+    ++n;
+  }
+  return n == 0 || do_can_allocate(std::span<const std::uint64_t>(rounded, n), align_bytes);
+}
+
+void MemoryResource::claim(const Allocation& a) {
+  if (!a.valid()) return;
+  do_claim(a);
+  in_use_ += a.bytes;
+  peak_ = std::max(peak_, in_use_);
+}
+
+void MemoryResource::do_claim(const Allocation& /*a*/) {
+  throw std::logic_error("this memory resource cannot claim a given range");
+}
+
 MemoryStats MemoryResource::stats() const noexcept {
   MemoryStats s;
   s.capacity_bytes = do_capacity();
@@ -111,6 +155,110 @@ std::optional<Allocation> BestFitPool::do_allocate(std::uint64_t bytes, std::uin
     return Allocation{start, bytes};
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Where a block (size, offset) would place `bytes` at `align`: its start, or nullopt.
+std::optional<std::uint64_t> start_in(std::uint64_t size, std::uint64_t offset, std::uint64_t bytes,
+                                      std::uint64_t align) {
+  std::uint64_t start = 0;
+  if (!align_up(offset, align, start)) return std::nullopt;
+  const std::uint64_t pad = start - offset;
+  if (pad > size || size - pad < bytes) return std::nullopt;
+  return start;
+}
+
+}  // namespace
+
+std::optional<Allocation> BestFitPool::do_probe(std::uint64_t bytes, std::uint64_t align) const {
+  for (auto it = by_size_.lower_bound({bytes, 0}); it != by_size_.end(); ++it) {
+    if (const auto start = start_in(it->first, it->second, bytes, align)) {
+      return Allocation{*start, bytes};
+    }
+  }
+  return std::nullopt;
+}
+
+bool BestFitPool::do_can_allocate(std::span<const std::uint64_t> sizes, std::uint64_t align) const {
+  // do_allocate replayed on an overlay: the free blocks it would split (`taken`, still in
+  // the lists) and the pieces it would leave (`added`). Splits never touch a neighbour, so
+  // no coalescing is needed; with a handful of sizes the overlay stays tiny.
+  using Block = std::pair<std::uint64_t, std::uint64_t>;  // (size, offset), as by_size_
+  std::vector<Block> taken, added;
+  for (const std::uint64_t bytes : sizes) {
+    std::optional<Block> best;
+    std::uint64_t best_start = 0;
+    for (auto it = by_size_.lower_bound({bytes, 0}); it != by_size_.end(); ++it) {
+      if (std::find(taken.begin(), taken.end(), *it) != taken.end()) continue;
+      if (const auto start = start_in(it->first, it->second, bytes, align)) {
+        best = *it;
+        best_start = *start;
+        break;
+      }
+    }
+    bool from_added = false;
+    for (const Block& b : added) {
+      if (best && !(b < *best)) continue;
+      if (const auto start = start_in(b.first, b.second, bytes, align)) {
+        best = b;
+        best_start = *start;
+        from_added = true;
+      }
+    }
+    if (!best) return false;
+    if (from_added) {
+      added.erase(std::find(added.begin(), added.end(), *best));
+    } else {
+      taken.push_back(*best);
+    }
+    const std::uint64_t pad = best_start - best->second;
+    if (pad > 0) added.emplace_back(pad, best->second);
+    const std::uint64_t tail = best->first - pad - bytes;
+    if (tail > 0) added.emplace_back(tail, best_start + bytes);
+  }
+  return true;
+}
+
+std::map<std::uint64_t, std::uint64_t>::const_iterator BestFitPool::block_holding(
+    std::uint64_t offset, std::uint64_t bytes) const {
+  auto it = by_offset_.upper_bound(offset);
+  if (it == by_offset_.begin()) return by_offset_.end();
+  --it;
+  if (offset + bytes > it->first + it->second) return by_offset_.end();
+  return it;
+}
+
+void BestFitPool::do_claim(const Allocation& a) {
+  const auto it = block_holding(a.offset, a.bytes);
+  if (it == by_offset_.end()) {
+    throw std::logic_error("BestFitPool: claim of a range that is not free (offset " +
+                           std::to_string(a.offset) + ", " + std::to_string(a.bytes) + " B)");
+  }
+  const std::uint64_t offset = it->first, size = it->second;
+  erase_free(offset, size);
+  if (a.offset > offset) insert_free(offset, a.offset - offset);
+  const std::uint64_t end = a.offset + a.bytes;
+  if (offset + size > end) insert_free(end, offset + size - end);
+  live_.emplace(a.offset, a.bytes);
+}
+
+std::uint64_t BestFitPool::largest_free_after_claim(const Allocation& a) const {
+  if (!a.valid()) return do_largest_free();
+  const auto it = block_holding(a.offset, a.bytes);
+  if (it == by_offset_.end()) {
+    throw std::logic_error("BestFitPool: largest_free_after_claim of a range that is not free");
+  }
+  const std::uint64_t offset = it->first, size = it->second;
+  // The split block leaves two pieces; every other block stays: the largest of those is
+  // the largest in by_size_ unless that is the split block itself.
+  std::uint64_t best = std::max(a.offset - offset, offset + size - (a.offset + a.bytes));
+  for (auto s = by_size_.rbegin(); s != by_size_.rend(); ++s) {
+    if (s->second == offset) continue;
+    best = std::max(best, s->first);
+    break;
+  }
+  return best;
 }
 
 void BestFitPool::do_deallocate(const Allocation& a) {
@@ -171,6 +319,24 @@ std::optional<Allocation> FixedBlockPool::do_allocate(std::uint64_t bytes, std::
   free_.pop_back();
   used_[index] = true;
   return Allocation{offset, block_bytes_};
+}
+
+std::optional<Allocation> FixedBlockPool::do_probe(std::uint64_t bytes, std::uint64_t align) const {
+  if (bytes > block_bytes_ || free_.empty()) return std::nullopt;
+  const std::uint64_t offset = base_ + free_.back() * block_bytes_;
+  if (offset % align != 0) return std::nullopt;
+  return Allocation{offset, block_bytes_};
+}
+
+bool FixedBlockPool::do_can_allocate(std::span<const std::uint64_t> sizes,
+                                     std::uint64_t align) const {
+  // Blocks are handed out from the back of the free stack, in order.
+  if (sizes.size() > free_.size()) return false;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::uint64_t offset = base_ + free_[free_.size() - 1 - i] * block_bytes_;
+    if (sizes[i] > block_bytes_ || offset % align != 0) return false;
+  }
+  return true;
 }
 
 void FixedBlockPool::do_deallocate(const Allocation& a) {

@@ -32,10 +32,17 @@ class Placement {
   [[nodiscard]] MemoryStats stats(DeviceId d) const noexcept {
     return memory_[index_of(d)]->stats();
   }
-  /// Whether the state `s` does not yet hold on `device` (absent layers, activations) could be
-  /// allocated there now in one free block: a sufficient condition (two allocations may still
-  /// fit in two smaller blocks). Always true on a CPU.
+  /// Whether what `s` does not yet hold on `device` can be allocated there now, exactly as
+  /// the engine would: its absent layers' state as one allocation (as a whole-model load or
+  /// a migration places it), then its activations if it holds none, both by the device's
+  /// memory resource (a dry run: nothing changes). Always true on a CPU.
   [[nodiscard]] bool fits(const JobState& s, DeviceId device) const;
+  /// Whether the absent layers' state of `s` can be allocated on `device` now (one
+  /// allocation, as fits()) and, with it in place and every job's activations released
+  /// (kills' parked activations included), one free block still holds `reserve_bytes`
+  /// (rounded up to the alignment). Always true on a CPU.
+  [[nodiscard]] bool fits_after(const JobState& s, DeviceId device,
+                                std::uint64_t reserve_bytes) const;
 
   /// Allocates and places the weights (training: with gradients and optimizer slots) of
   /// `range`, which must be absent; returns the allocation's index in the residency's list.
@@ -68,9 +75,16 @@ class Placement {
  private:
   void allocate_activations(JobState& s, DeviceId device);
   void free_activations(JobState& s, DeviceId device);
+  /// Bytes of the absent layers' state of `s` on `device` (not rounded).
+  [[nodiscard]] std::uint64_t missing_state_bytes(const JobState& s, DeviceId device) const;
+  /// `settled`: the allocation outlives the unit (everything but activations), so the
+  /// device's settled view holds it too.
   Allocation allocate(const JobState& s, DeviceId device, std::uint64_t bytes,
-                      std::string_view what);
-  void release(JobId job, DeviceId device, const Allocation& a, std::string_view what);
+                      std::string_view what, bool settled = true);
+  void release(JobId job, DeviceId device, const Allocation& a, std::string_view what,
+               bool settled = true);
+  /// Releases a kill's memory; `activations`: the last of `held` is its activations.
+  void reap(JobId job, DeviceId device, const std::vector<Allocation>& held, bool activations);
   /// Records where each layer of `range` lives when the layers' state is packed from `offset`.
   static void place_layers(const JobState& s, DeviceResidency& res, LayerRange range,
                            std::uint64_t offset);
@@ -79,7 +93,10 @@ class Placement {
   Runtime& runtime_;
   EngineEvents& events_;
   std::vector<std::unique_ptr<MemoryResource>> memory_;  // per device
-  std::vector<bool> gpu_;                                // per device
+  // Per device: memory_ as it will be once every activation is released (the same
+  // allocations at the same offsets, activations left out); answers fits_after().
+  std::vector<std::unique_ptr<BestFitPool>> settled_;
+  std::vector<bool> gpu_;  // per device
   // A kill's memory on a device, held until the device has reported its `ops` running ops
   // aborted; freed at due_ns at the earliest (process reaping).
   struct Parked {
@@ -87,7 +104,8 @@ class Placement {
     DeviceId device;
     std::uint32_t ops;
     TimeNs due_ns;
-    std::vector<Allocation> held;
+    std::vector<Allocation> held;  // state, then activations if `activations`
+    bool activations;
   };
   std::vector<Parked> parked_;
 };

@@ -544,15 +544,7 @@ class PipeSwitch final : public Policy {
   /// Frees room for `job`'s weights and activations by evicting training states that are idle
   /// on the GPU. Returns whether it fits now.
   bool make_room(Context& ctx, JobId job) {
-    const JobView j = ctx.job(job);
-    const LayerRange all{0, j.model().layer_count()};
-    std::uint64_t need = (all.size() + 1) * kAllocationAlignBytes;
-    if (!j.resident_or_loading(gpu_, all)) need += ctx.persistent_bytes(job);
-    if (!j.residency(gpu_).activations().valid()) need += ctx.ephemeral_bytes(job);
-    const auto fits = [&] {
-      const MemoryStats m = ctx.memory(gpu_);
-      return m.capacity_bytes - m.in_use_bytes >= need;
-    };
+    const auto fits = [&] { return ctx.fits(job, gpu_); };  // placement's own answer
     for (JobId t : trainings_) {
       if (fits()) return true;
       const JobView s = ctx.job(t);

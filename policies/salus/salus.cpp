@@ -42,7 +42,8 @@
 // - gpumux-specific: the engine's device memory is one offset-addressed best-fit arena (no
 //   virtual memory, no per-lane double-ended BFC allocator as in Salus), where free bytes can
 //   be in pieces. Lanes count bytes, as in Salus; in addition a job is loaded only when the
-//   arena, replayed by arena_check.hpp, keeps a hole for the largest ephemeral peak, else it
+//   engine's placement answers (Context::fits_after) that, with its state loaded and every
+//   activation gone, the arena keeps a hole for the largest ephemeral peak, else it
 //   waits (`salus.arena_wait_s`) and is retried at every iteration end. This keeps Salus'
 //   no-OOM, no-deadlock guarantee on gpumux's arena. `lane_memory_gib` (the memory the lane
 //   manager hands out; default the whole GPU) with a larger device emulates a page-mapped
@@ -66,7 +67,6 @@
 
 #include "common/job_runner.hpp"
 #include "gpumux/errors.hpp"
-#include "salus/arena_check.hpp"
 #include "salus/candidates.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
@@ -75,8 +75,6 @@ namespace gpumux::policies::salus {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
-// Two allocations (state, activations) are each rounded up to the engine's alignment.
-constexpr std::uint64_t kAlignmentSlack = 2 * kAllocationAlignBytes;
 
 inline constexpr EnumNames<LaneMode, 2> kLaneModeNames{
     {{LaneMode::PerJob, "per_job"}, {LaneMode::Single, "single"}}};
@@ -132,8 +130,11 @@ class Salus final : public Policy {
       ctx.reject(job, "no GPU device: Salus serves one GPU");
       return;
     }
+    // Two allocations (state, activations), each rounded as the engine allocates.
     const std::uint64_t need = ctx.persistent_bytes(job) + ctx.ephemeral_bytes(job);
-    if (need + kAlignmentSlack > lanes_->capacity_bytes()) {
+    if (round_to_allocation(ctx.persistent_bytes(job)) +
+            round_to_allocation(ctx.ephemeral_bytes(job)) >
+        lanes_->capacity_bytes()) {
       ctx.reject(job, "persistent + ephemeral memory " + std::to_string(need / kMiB) +
                           " MiB exceeds the GPU's " +
                           std::to_string(lanes_->capacity_bytes() / kMiB) + " MiB");
@@ -176,7 +177,7 @@ class Salus final : public Policy {
     std::uint64_t ephemeral_bytes = 0;
     DurationNs unit_estimate_ns = 0;  // predicted solo iteration + the dispatch overhead
     bool loaded = false;              // persistent state resident: iterations may start
-    std::optional<JobView> state;  // ctx.job(job): a view reads the job as it is now
+    std::optional<JobView> state;     // ctx.job(job): a view reads the job as it is now
   };
   struct LaneRun {
     StreamId stream{};
@@ -202,7 +203,6 @@ class Salus final : public Policy {
   // ---- admission ------------------------------------------------------------------------
 
   void admit_pending(Context& ctx) {
-    arena_stale_ = true;  // iterations started and ended since the last pass
     for (auto it = pending_.begin(); it != pending_.end();) {
       const JobId job = it->job;
       if (!ctx.job(job).active()) {
@@ -239,7 +239,6 @@ class Salus final : public Policy {
       }
       if (!lane) lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
       if (!lane) throw std::logic_error("salus: the lane rule changed its answer");
-      arena_stale_ = true;  // the job's state is loaded below
       if (lane_runs_.find(*lane) == lane_runs_.end()) {
         lane_runs_[*lane] = LaneRun{take_stream(ctx), std::nullopt};
         ctx.record("salus.lanes", static_cast<double>(lanes_->lanes().size()));
@@ -249,7 +248,6 @@ class Salus final : public Policy {
         load = load_whole(ctx, job, copy_);
       } catch (const OutOfMemory&) {
         ctx.record("salus.reservation_failed", 1);  // unreachable while arena_fits holds
-        arena_stale_ = true;
         drop_from_lane(ctx, job, *lane);
         ++it;
         continue;
@@ -264,6 +262,7 @@ class Salus final : public Policy {
       s.state = ctx.job(job);
       s.pending_since_ns = ctx.now();
       sessions_[job] = s;
+      peak_stale_ = true;
       index_session(job, &sessions_[job]);
       add_candidate(job);
       ctx.record("salus.queue_s", ns_to_seconds(ctx.now() - it->arrival_ns));
@@ -278,25 +277,16 @@ class Salus final : public Policy {
   }
 
   /// Whether gpumux's arena can take the job's state and still hold, in one free block, the
-  /// largest ephemeral peak of every admitted job once activations are gone (arena_check.hpp).
+  /// largest ephemeral peak of every admitted job once activations are gone (see the notes).
   bool arena_fits(const Context& ctx, JobId job) {
-    if (arena_stale_) {  // the arena as it is now, shared by the pass's later checks
-      arena_.begin(ctx.memory(*gpu_).capacity_bytes);
+    if (peak_stale_) {
       sessions_peak_ = 0;
       for (const auto& [id, s] : sessions_) {
         sessions_peak_ = std::max(sessions_peak_, s.ephemeral_bytes);
-        const ResidencyView res = s.state->residency(*gpu_);
-        for (const Allocation& a : res.state_blocks()) {
-          if (a.valid()) arena_.add_persistent({a.offset, a.bytes});
-        }
-        if (res.activations().valid())
-          arena_.add_activation({res.activations().offset, res.activations().bytes});
       }
-      arena_.seal();
-      arena_stale_ = false;
+      peak_stale_ = false;
     }
-    return arena_.fits(ctx.persistent_bytes(job),
-                       std::max(sessions_peak_, ctx.ephemeral_bytes(job)));
+    return ctx.fits_after(job, *gpu_, std::max(sessions_peak_, ctx.ephemeral_bytes(job)));
   }
 
   StreamId take_stream(Context& ctx) {
@@ -326,6 +316,7 @@ class Salus final : public Policy {
     const LaneId lane = it->second.lane;
     index_session(job, nullptr);
     sessions_.erase(it);
+    peak_stale_ = true;
     ctx.record("salus.admitted", static_cast<double>(sessions_.size()));
     drop_from_lane(ctx, job, lane);
     admit_pending(ctx);
@@ -499,6 +490,7 @@ class Salus final : public Policy {
       if (sessions_.find(job) == sessions_.end() || !ctx.job(job).active()) continue;
       index_session(job, nullptr);
       sessions_.erase(job);
+      peak_stale_ = true;
       ctx.reject(job, "out of memory: its ephemeral memory does not fit the fragmented arena");
       drop_from_lane(ctx, job, lane);
       admit_pending(ctx);
@@ -529,9 +521,8 @@ class Salus final : public Policy {
   std::uint64_t next_seq_ = 0;
   bool arena_blocked_ = false;
   std::uint64_t lanes_gen_ = 0;      // counts changes of lanes_' membership (admit_pending's skip)
-  ArenaCheck arena_;                 // arena_fits' view of the arena (arena_check.hpp)
-  bool arena_stale_ = true;          // arena_ is older than the arena
-  std::uint64_t sessions_peak_ = 0;  // with arena_: the admitted jobs' largest ephemeral peak
+  bool peak_stale_ = true;           // sessions_ changed since sessions_peak_ was taken
+  std::uint64_t sessions_peak_ = 0;  // the admitted jobs' largest ephemeral peak
 };
 
 GPUMUX_REGISTER_POLICY("salus", Salus,

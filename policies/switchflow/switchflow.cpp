@@ -337,8 +337,7 @@ class SwitchFlow final : public Policy {
       const std::uint64_t need = state + ctx.ephemeral_bytes(j);
       if (need > m.capacity_bytes) return MoveResult::NoFit;
       const bool already_there = s.resident_or_loading(to, {0, s.model().layer_count()});
-      const bool room = already_there || (m.capacity_bytes - m.in_use_bytes >= need &&
-                                          m.largest_free_bytes >= state);
+      const bool room = already_there || ctx.fits(j, to);
       if (!room) return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
     }
     const std::optional<DeviceId> from = info.where;

@@ -25,9 +25,9 @@ struct Seen {
   bool phase_waiting = false;
   // when the copy has ended
   std::size_t absent_after = 99, loading_after = 99;
-  std::uint64_t bytes_after = 0, held_bytes = 0, blocks_bytes = 0;
+  std::uint64_t bytes_after = 0, held_bytes = 0, in_use_bytes = 0;
   std::uint32_t ops_after = 99;
-  bool no_activations = false;
+  bool fits_now = false, rest_fits = false, more_fits = true;
 };
 Seen g_seen;
 
@@ -64,9 +64,13 @@ class ViewProbe final : public Policy {
     g_seen.loading_after = res.loading_layers();
     g_seen.bytes_after = res.bytes();
     g_seen.held_bytes = ctx.persistent_bytes(r.job);
-    g_seen.blocks_bytes = 0;
-    for (const Allocation& a : res.state_blocks()) g_seen.blocks_bytes += a.bytes;
-    g_seen.no_activations = !res.activations().valid();
+    const MemoryStats m = ctx.memory(gpu);
+    g_seen.in_use_bytes = m.in_use_bytes;  // no activations held: the state only
+    // The state sits at offset 0, the rest of the arena is one free block.
+    const std::uint64_t rest = m.capacity_bytes - res.bytes();
+    g_seen.fits_now = ctx.fits(r.job, gpu);  // only the activations are missing
+    g_seen.rest_fits = ctx.fits_after(r.job, gpu, rest);
+    g_seen.more_fits = ctx.fits_after(r.job, gpu, rest + 1);
     g_seen.ops_after = ctx.ops_in_flight(r.job, gpu);
     ctx.reject(r.job, "probe done");
   }
@@ -103,14 +107,18 @@ TEST_CASE("Context::gpus lists the GPU devices in order; JobView follows a load"
   CHECK(g_seen.ops_via_view == 1);
   CHECK(g_seen.ops_on_cpu == 0);
   CHECK(g_seen.ops_total == 1);
-  // Ended: all Resident; the state is held in blocks rounded as the engine allocates.
+  // Ended: all Resident; the state is held in one block rounded as the engine allocates.
   CHECK(g_seen.absent_after == 0);
   CHECK(g_seen.loading_after == 0);
   CHECK(g_seen.ops_after == 0);
   // Training holds weights, gradients and optimizer state: persistent_bytes, not load_bytes.
-  CHECK(g_seen.blocks_bytes == round_to_allocation(g_seen.held_bytes));
-  CHECK(g_seen.bytes_after == g_seen.blocks_bytes);
-  CHECK(g_seen.no_activations);
+  CHECK(g_seen.bytes_after == round_to_allocation(g_seen.held_bytes));
+  CHECK(g_seen.in_use_bytes == g_seen.bytes_after);
+  // Placement answers fits/fits_after on the device's own memory: nothing is missing but the
+  // activations, and after the (resident) state exactly the rest of the arena is one block.
+  CHECK(g_seen.fits_now);
+  CHECK(g_seen.rest_fits);
+  CHECK_FALSE(g_seen.more_fits);
 }
 
 TEST_CASE("round_to_allocation is the engine's rounding", "[memory]") {

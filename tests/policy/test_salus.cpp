@@ -13,7 +13,6 @@
 
 #include "gpumux/device_profile.hpp"
 #include "gpumux/model.hpp"
-#include "salus/arena_check.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
 #include "test_support.hpp"
@@ -185,67 +184,6 @@ TEST_CASE("lane manager: M is capped at the GPU", "[salus]") {
   CHECK_FALSE(lanes.admit(JobId{1}, 1, 1));
   // P=0 (P' = 0) shares the whole-GPU lane's ephemeral region: 0 + 340 <= 340.
   CHECK(lanes.admit(JobId{2}, 0, 1));
-}
-
-TEST_CASE("arena check replays best fit and looks for a hole for the peak", "[salus]") {
-  // Arena of 4096 B: persistent [0,1024) and [2048,2560), an activation at [1024,1536).
-  const std::vector<Interval> persistent{{0, 1024}, {2048, 512}};
-  const std::vector<Interval> acts{{1024, 512}};
-  // Free now: [1536,2048) 512 B and [2560,4096) 1536 B. A 512 B state goes best fit into
-  // [1536,2048); without the activation the holes are [1024,1536) and [2560,4096): 1536 B.
-  CHECK(peak_fits_after_load(4096, persistent, acts, 500, 1536));
-  CHECK_FALSE(peak_fits_after_load(4096, persistent, acts, 500, 1537));
-  // A 1024 B state only fits the tail, at [2560,3584); without the activation the holes are
-  // [1024,2048) (1024 B) and [3584,4096) (512 B).
-  CHECK(peak_fits_after_load(4096, persistent, acts, 1024, 1024));
-  CHECK_FALSE(peak_fits_after_load(4096, persistent, acts, 1024, 1025));
-  // A state that does not fit at all.
-  CHECK_FALSE(peak_fits_after_load(4096, persistent, acts, 2048, 0));
-  // Empty arena: state at 0, the rest free.
-  CHECK(peak_fits_after_load(4096, {}, {}, 1000, 3072));
-  CHECK_FALSE(peak_fits_after_load(4096, {}, {}, 1000, 3073));
-}
-
-TEST_CASE("ArenaCheck answers as peak_fits_after_load on random arenas", "[salus]") {
-  // Random arenas of 256 B slots, each slot free, persistent or an activation (runs of equal
-  // slots merged or not), some kept between arenas so the cached persistent holes are reused.
-  std::mt19937_64 rng(7);
-  ArenaCheck check;
-  std::vector<Interval> persistent, acts;
-  std::size_t agree = 0;
-  for (int arena = 0; arena < 300; ++arena) {
-    const std::uint64_t slots = 4 + rng() % 20;
-    const std::uint64_t capacity = slots * 256 + (rng() % 2) * 100;
-    if (arena % 3 != 0) {  // new persistent blocks; else only the activations change
-      persistent.clear();
-      for (std::uint64_t s = 0; s < slots; ++s) {
-        if (rng() % 3 == 0) persistent.push_back({s * 256, 256 * (1 + rng() % 2)});
-        if (!persistent.empty() && persistent.back().offset + persistent.back().bytes > s * 256)
-          s = (persistent.back().offset + persistent.back().bytes) / 256;
-      }
-      std::shuffle(persistent.begin(), persistent.end(), rng);
-    }
-    acts.clear();
-    std::vector<bool> used(slots + 2, false);
-    for (const Interval& p : persistent) {
-      for (std::uint64_t o = p.offset; o < p.offset + p.bytes; o += 256) used[o / 256] = true;
-    }
-    for (std::uint64_t s = 0; s < slots; ++s) {
-      if (!used[s] && rng() % 4 == 0) acts.push_back({s * 256, 256});
-    }
-    check.begin(capacity);
-    for (const Interval& p : persistent) check.add_persistent(p);
-    for (const Interval& a : acts) check.add_activation(a);
-    check.seal();
-    for (std::uint64_t state = 0; state <= 1200; state += 100) {
-      for (std::uint64_t peak = 0; peak <= 2000; peak += 150) {
-        const bool want = peak_fits_after_load(capacity, persistent, acts, state, peak);
-        CHECK(check.fits(state, peak) == want);
-        agree += want ? 1 : 0;
-      }
-    }
-  }
-  CHECK(agree > 1000);  // both answers occur
 }
 
 // ---- iteration order ----------------------------------------------------------------------

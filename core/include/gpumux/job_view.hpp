@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <span>
 #include <stdexcept>
 
 #include "gpumux/ids.hpp"
@@ -33,13 +32,6 @@ class ResidencyView {
   [[nodiscard]] std::uint64_t bytes() const noexcept { return r_->bytes; }
   /// The job's unfinished ops on this device.
   [[nodiscard]] std::uint32_t ops_in_flight() const noexcept { return r_->ops_in_flight; }
-  /// The weight/state blocks held in the device's arena (offset, bytes as allocated).
-  // TODO(D18): goes once Context::fits(job, device) answers Salus' arena check.
-  [[nodiscard]] std::span<const Allocation> state_blocks() const noexcept {
-    return r_->allocations;
-  }
-  /// The open unit's activations block; invalid (bytes == 0) when none is held.
-  [[nodiscard]] Allocation activations() const noexcept { return r_->activations; }
 
  private:
   const DeviceResidency* r_;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,30 @@ class MemoryResource {
   void deallocate(const Allocation& a);
   [[nodiscard]] MemoryStats stats() const noexcept;
 
+  // ---- dry runs: what allocate would do now, without changing anything (stats included) --
+  /// The allocation try_allocate(bytes, align_bytes) would return now, or nullopt.
+  [[nodiscard]] std::optional<Allocation> probe(
+      std::uint64_t bytes, std::uint64_t align_bytes = kAllocationAlignBytes) const;
+  /// Whether try_allocate of each of `sizes`, one after another in that order, would all
+  /// succeed now (each on the memory the earlier ones left). Zero sizes are skipped; at most
+  /// 8 sizes (std::invalid_argument).
+  [[nodiscard]] bool can_allocate(std::span<const std::uint64_t> sizes,
+                                  std::uint64_t align_bytes = kAllocationAlignBytes) const;
+
+  /// Takes exactly `a` as allocated: a mirror of an allocation made in another resource
+  /// over the same range (the placement's view of memory once activations are gone).
+  /// deallocate() returns it. Throws std::logic_error when `a` is not inside one free block
+  /// or the resource cannot place at a given offset.
+  void claim(const Allocation& a);
+
  private:
   virtual std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) = 0;
+  /// `sizes` already rounded up to `align`.
+  [[nodiscard]] virtual bool do_can_allocate(std::span<const std::uint64_t> sizes,
+                                             std::uint64_t align) const = 0;
+  [[nodiscard]] virtual std::optional<Allocation> do_probe(std::uint64_t bytes,
+                                                           std::uint64_t align) const = 0;
+  virtual void do_claim(const Allocation& a);
   virtual void do_deallocate(const Allocation& a) = 0;
   [[nodiscard]] virtual std::uint64_t do_capacity() const noexcept = 0;
   [[nodiscard]] virtual std::uint64_t do_largest_free() const noexcept = 0;
@@ -69,9 +92,20 @@ class BestFitPool final : public MemoryResource {
   /// Manages [base_offset, base_offset + capacity_bytes).
   explicit BestFitPool(std::uint64_t capacity_bytes, std::uint64_t base_offset = 0);
   [[nodiscard]] std::size_t free_blocks() const noexcept { return by_offset_.size(); }
+  /// The largest free block there would be once `a` (empty, or inside one free block:
+  /// checked, std::logic_error) were claimed. Changes nothing. O(log n).
+  [[nodiscard]] std::uint64_t largest_free_after_claim(const Allocation& a) const;
 
  private:
   std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) override;
+  [[nodiscard]] bool do_can_allocate(std::span<const std::uint64_t> sizes,
+                                     std::uint64_t align) const override;
+  [[nodiscard]] std::optional<Allocation> do_probe(std::uint64_t bytes,
+                                                   std::uint64_t align) const override;
+  void do_claim(const Allocation& a) override;
+  /// The free block holding [offset, offset + bytes), or by_offset_.end().
+  [[nodiscard]] std::map<std::uint64_t, std::uint64_t>::const_iterator block_holding(
+      std::uint64_t offset, std::uint64_t bytes) const;
   void do_deallocate(const Allocation& a) override;
   [[nodiscard]] std::uint64_t do_capacity() const noexcept override { return capacity_; }
   [[nodiscard]] std::uint64_t do_largest_free() const noexcept override;
@@ -93,6 +127,10 @@ class FixedBlockPool final : public MemoryResource {
 
  private:
   std::optional<Allocation> do_allocate(std::uint64_t bytes, std::uint64_t align) override;
+  [[nodiscard]] bool do_can_allocate(std::span<const std::uint64_t> sizes,
+                                     std::uint64_t align) const override;
+  [[nodiscard]] std::optional<Allocation> do_probe(std::uint64_t bytes,
+                                                   std::uint64_t align) const override;
   void do_deallocate(const Allocation& a) override;
   [[nodiscard]] std::uint64_t do_capacity() const noexcept override {
     return block_bytes_ * block_count_;

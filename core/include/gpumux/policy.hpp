@@ -118,11 +118,17 @@ class Context {
   /// Device memory a job needs while a unit runs (activations), and to hold its state.
   [[nodiscard]] virtual std::uint64_t ephemeral_bytes(JobId job) const = 0;
   [[nodiscard]] virtual std::uint64_t persistent_bytes(JobId job) const = 0;
-  /// Whether what the job does not yet hold on `device` (its absent layers' state and its
-  /// activations) fits in one free block of the device's memory now, as the engine's
-  /// placement sees it. Sufficient, not necessary: two allocations may still fit in two
-  /// smaller blocks. Always true on a CPU.
+  /// Whether what the job does not yet hold on `device` can be allocated there now, answered
+  /// by the engine's placement on the device's memory resource (a dry run, exact): its
+  /// absent layers' state as one allocation (as a whole-model load or a migration places
+  /// it), then its activations if it holds none. Always true on a CPU.
   [[nodiscard]] virtual bool fits(JobId job, DeviceId device) const = 0;
+  /// Whether the job's absent layers' state can be allocated on `device` now (one
+  /// allocation, as fits()) and, with it in place and every job's activations released, one
+  /// free block of the device's memory still holds `reserve_bytes`. Answers "after loading
+  /// this job, can any unit of `reserve_bytes` activations still run?". Always true on a CPU.
+  [[nodiscard]] virtual bool fits_after(JobId job, DeviceId device,
+                                        std::uint64_t reserve_bytes) const = 0;
   [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
 
   // ---- commands --------------------------------------------------------------------------
