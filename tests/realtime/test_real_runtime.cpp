@@ -146,6 +146,9 @@ TEST_CASE("RealRuntime::run waits for outstanding device work", "[realtime]") {
   RealRuntime rt;
   bool done = false;
   rt.add_pending();  // e.g. an op handed to a worker thread
+  // Read before the worker starts its 30 ms: read after, a descheduled main thread (a loaded
+  // CI machine) would see less than 30 ms pass.
+  const TimeNs t0 = rt.now();
   std::thread worker([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     rt.post([&] {
@@ -153,7 +156,6 @@ TEST_CASE("RealRuntime::run waits for outstanding device work", "[realtime]") {
       rt.done_pending();
     });
   });
-  const TimeNs t0 = rt.now();
   rt.run();  // must not return before the worker's post
   worker.join();
   CHECK(done);
