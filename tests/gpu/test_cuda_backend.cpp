@@ -368,8 +368,7 @@ TEST_CASE("CUDA pipelining overlaps the copy of group i+1 with the compute of gr
     const OpRecord& next = rec.ended.at(loads[g + 1]);
     INFO("group " << g << ": copy " << rec.ended.at(loads[g]).started_ns << "-"
                   << rec.ended.at(loads[g]).finished_ns << ", compute " << c.started_ns << "-"
-                  << c.finished_ns << ", next copy " << next.started_ns << "-"
-                  << next.finished_ns);
+                  << c.finished_ns << ", next copy " << next.started_ns << "-" << next.finished_ns);
     CHECK(c.started_ns >= rec.ended.at(loads[g]).finished_ns - 2000);  // compute after its load
     if (next.started_ns < c.finished_ns && next.finished_ns > c.started_ns) ++overlaps;
   }

@@ -10,7 +10,8 @@ enum class JobId : std::uint32_t {};
 enum class RequestId : std::uint64_t {};  ///< global index of an inference request
 enum class OpId : std::uint64_t {};
 enum class DeviceId : std::uint16_t {};
-enum class ContextId : std::uint32_t {};  ///< an execution context (a CUDA context / worker process)
+enum class ContextId : std::uint32_t {
+};  ///< an execution context (a CUDA context / worker process)
 enum class StreamId : std::uint32_t {};
 enum class TimerId : std::uint64_t {};
 

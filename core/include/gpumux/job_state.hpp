@@ -56,12 +56,12 @@ struct DeviceResidency {
 
   /// By layer index; read-only for users (change with set/reset).
   std::vector<Residency> layers;
-  std::vector<OpId> loading_op;      ///< valid where layers[i] == Loading
-  std::vector<std::uint64_t> offsets;  ///< arena offset of each layer's weights when held
+  std::vector<OpId> loading_op;         ///< valid where layers[i] == Loading
+  std::vector<std::uint64_t> offsets;   ///< arena offset of each layer's weights when held
   std::vector<Allocation> allocations;  ///< weight/state memory held on this device
   Allocation activations;               ///< ephemeral memory of the open unit, if any
   std::uint32_t ops_in_flight = 0;      ///< this job's unfinished ops on this device
-  std::uint64_t bytes = 0;           ///< total bytes held
+  std::uint64_t bytes = 0;              ///< total bytes held
 
  private:
   void count(Residency r, int delta) noexcept {
@@ -84,15 +84,15 @@ struct JobState {
   DeviceId device{};
 
   // progress
-  std::uint64_t iterations_done = 0;   ///< training
-  std::uint64_t requests_done = 0;     ///< inference
+  std::uint64_t iterations_done = 0;       ///< training
+  std::uint64_t requests_done = 0;         ///< inference
   std::deque<RequestId> pending_requests;  ///< arrived, not finished, oldest first
-  Cursor dispatched;                   ///< next work to dispatch
-  Cursor completed;                    ///< next work to complete
-  OpId last_op{};                      ///< the job's latest compute/migrate/delay op
+  Cursor dispatched;                       ///< next work to dispatch
+  Cursor completed;                        ///< next work to complete
+  OpId last_op{};                          ///< the job's latest compute/migrate/delay op
   bool has_last_op = false;
-  std::uint32_t ops_in_flight = 0;     ///< submitted compute/copy ops not yet finished
-  DurationNs attained_ns = 0;          ///< device time of its completed compute ops
+  std::uint32_t ops_in_flight = 0;  ///< submitted compute/copy ops not yet finished
+  DurationNs attained_ns = 0;       ///< device time of its completed compute ops
   std::uint64_t ops_completed = 0;
 
   /// Residency by device index (CPU devices: always resident).

@@ -59,15 +59,14 @@ class SmallFunction<R(Args...), Capacity> {
   };
 
   template <class Fn>
-  static constexpr Ops ops_for{
-      [](void* p, Args&&... args) -> R {
-        return (*static_cast<Fn*>(p))(std::forward<Args>(args)...);
-      },
-      [](void* dst, void* src) noexcept {
-        ::new (dst) Fn(std::move(*static_cast<Fn*>(src)));
-        static_cast<Fn*>(src)->~Fn();
-      },
-      [](void* p) noexcept { static_cast<Fn*>(p)->~Fn(); }};
+  static constexpr Ops ops_for{[](void* p, Args&&... args) -> R {
+                                 return (*static_cast<Fn*>(p))(std::forward<Args>(args)...);
+                               },
+                               [](void* dst, void* src) noexcept {
+                                 ::new (dst) Fn(std::move(*static_cast<Fn*>(src)));
+                                 static_cast<Fn*>(src)->~Fn();
+                               },
+                               [](void* p) noexcept { static_cast<Fn*>(p)->~Fn(); }};
 
   void take(SmallFunction&& other) noexcept {
     if (other.ops_ != nullptr) {
