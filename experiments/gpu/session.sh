@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The GPU session of issues 4 and 5, in steps meant to fit a device call's 10-minute limit
-# (none has been timed on a GPU yet).
+# The GPU session (issues 4, 5 and 16): build, GPU tests, calibration, the parity scenario and
+# the sim-against-cuda comparisons, each step logged. First run on an H100 on 2026-11-25: build,
+# tests, calibrate, parity and switch together took 114 s (docs/fidelity.md).
 # Prepare once here:  bash experiments/gpu/carry_deps.sh   (fills .deps/, ignored by git)
-# Then on the device machine (carry ".deps"), e.g. in two calls:
-#   bash experiments/gpu/session.sh build tests calibrate parity
-#   bash experiments/gpu/session.sh build switch figures
-# A bare machine keeps nothing between calls, so every call starts with `build`. Logs, the
-# calibrated profile, summaries and a tarball of figure results land in $OUT (at most 8 files
-# come back; see /work/.library/device/README.md).
+# Then on the device machine (carry ".deps"), in one call:
+#   bash experiments/gpu/session.sh build tests calibrate parity switch diagnose figures
+# A bare machine keeps nothing between calls, so every call starts with `build`. Everything a
+# step measures lands in one folder, results/gpu-session/ (logs/, the calibrated profile, the
+# run directories), which is tarred to $OUT/gpu-session.tar.gz when the script exits (one
+# file: a device call returns at most 8).
 #
 # Steps:
 #   build      configure and build build-gpu/ (Release, sm_90, no benchmarks) with .deps
@@ -15,23 +16,27 @@
 #   calibrate  gpumux calibrate --device h100-sxm --quick -> traces/devices/h100-sxm.calibrated.json
 #   parity     the sim-vs-cuda parity test (needs the calibrated profile: run calibrate first)
 #   switch     the PipeSwitch switch scenario (default config, ResNet-152 inference arriving
-#              during training) on sim and on cuda with the calibrated profile
+#              during training) on sim and on cuda with the calibrated profile, events kept
+#   diagnose   experiments/gpu/train_only.json (one training job, nothing else) on sim and cuda:
+#              the gap with no sharing at all
 #   figures    the quick PipeSwitch Fig. 5 sweep on cuda (171 s of simulated time, which a real
-#              platform runs in real time, plus set-up per point); results tarred to $OUT for plotting here
+#              platform runs in real time, plus set-up per point)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpumux-out}
-mkdir -p "$OUT"
+RESULTS=results/gpu-session
+mkdir -p "$OUT" "$RESULTS/logs"
+trap 'tar czf "$OUT/gpu-session.tar.gz" results/gpu-session' EXIT
 GPUMUX=./build-gpu/experiments/gpumux
 PROFILE=${GPUMUX_GPU_PROFILE:-h100-sxm}
 status=0
 
-step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, remembers a failure
+step() {  # step NAME COMMAND...: runs it, logs to $RESULTS/logs/NAME.log, remembers a failure
   local name=$1
   shift
   echo "=== $name: $*"
   local t0=$SECONDS
-  if "$@" > >(tee "$OUT/$name.log") 2>&1; then
+  if "$@" > >(tee "$RESULTS/logs/$name.log") 2>&1; then
     echo "=== $name: ok in $((SECONDS - t0)) s"
   else
     echo "=== $name: FAILED (exit $?) in $((SECONDS - t0)) s"
@@ -53,11 +58,11 @@ build() {
 
 # A CUDA fault can stop host callbacks and leave a run waiting forever: short timeouts keep
 # one hang from eating a whole 10-minute call.
-gpu_tests() { ctest --test-dir build-gpu -L gpu -E parity --output-on-failure --timeout 120; }
+gpu_tests() { ctest --test-dir build-gpu -L gpu -E parity -V --timeout 120; }
 
 calibrate() {
-  "$GPUMUX" calibrate --device "$PROFILE" --quick &&
-    cp "traces/devices/$PROFILE.calibrated.json" "$OUT/"
+  "$GPUMUX" calibrate --device "$PROFILE" --quick --force &&
+    cp "traces/devices/$PROFILE.calibrated.json" "$RESULTS/"
 }
 
 parity() {
@@ -65,21 +70,27 @@ parity() {
     ctest --test-dir build-gpu -L gpu -R parity -V --timeout 180
 }
 
-switch() {
-  local p
+# run_both NAME CONFIG [--set ...]: the config on sim and on cuda with the calibrated profile,
+# events kept (zstd), into $RESULTS/NAME-sim and NAME-cuda.
+run_both() {
+  local name=$1 config=$2 p
+  shift 2
   for p in sim cuda; do
-    timeout 120 "$GPUMUX" run experiments/configs/default.json --set platform=$p --set policy.name=pipeswitch \
-      --set "devices.0.profile=$PROFILE.calibrated" --set horizon_s=10 --set trace=false \
-      --out "results/switch-$p" --force || return 1
-    cp "results/switch-$p/summary.json" "$OUT/switch-summary-$p.json"
-    cp "results/switch-$p/run.json" "$OUT/switch-run-$p.json"
+    timeout 120 "$GPUMUX" run "$config" --set platform=$p --set "devices.0.profile=$PROFILE.calibrated" \
+      --set trace=false --set compress=zstd "$@" --out "$RESULTS/$name-$p" --force || return 1
   done
 }
+
+switch() {
+  run_both switch experiments/configs/default.json --set policy.name=pipeswitch --set horizon_s=10
+}
+
+diagnose() { run_both train experiments/gpu/train_only.json; }
 
 figures() {
   /usr/bin/env python3 plots/make_figures.py --quick --platform cuda \
     --only pipeswitch_fig5_switch_latency --gpumux "$GPUMUX"
-  tar czf "$OUT/figures-cuda.tar.gz" results/figures-cuda-quick plots/out/cuda
+  cp -r results/figures-cuda-quick plots/out/cuda "$RESULTS/" 2>/dev/null
 }
 
 for s in "$@"; do
@@ -89,8 +100,9 @@ for s in "$@"; do
     calibrate) step calibrate calibrate ;;
     parity) step parity parity ;;
     switch) step switch switch ;;
+    diagnose) step diagnose diagnose ;;
     figures) step figures figures ;;
-    *) echo "unknown step '$s' (build tests calibrate parity switch figures)"; exit 2 ;;
+    *) echo "unknown step '$s' (build tests calibrate parity switch diagnose figures)"; exit 2 ;;
   esac
 done
 exit $status
