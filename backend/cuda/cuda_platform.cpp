@@ -1,5 +1,7 @@
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -9,6 +11,7 @@
 #include <sstream>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/cuda/warm_up.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/emulated_platform.hpp"
@@ -27,12 +30,16 @@ std::string driver_release() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return "unknown";
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  ..."
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  ..." or, for the open
+  // modules, "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  ...": the
+  // first word made of digits and at least one dot.
   std::istringstream words(line);
-  std::string w, prev;
+  std::string w;
   while (words >> w) {
-    if (prev == "Module") return w;
-    prev = w;
+    const bool digits_and_dots = w.find_first_not_of("0123456789.") == std::string::npos;
+    if (digits_and_dots && w.find('.') != std::string::npos && std::isdigit(w.front()) != 0) {
+      return w;
+    }
   }
   return "unknown";
 }
@@ -84,7 +91,16 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
 
   store_ = std::make_unique<PinnedWeightStore>();
   if (setup.models != nullptr) {
-    for (const auto& n : params.preload) (void)store_->pinned(setup.models->at(n));
+    for (const auto& n : params.preload) {
+      // At the largest size a load of the workload copies (a training load also copies the
+      // gradients and optimizer slots): growing the buffer later would page-lock at run time.
+      const Model& m = setup.models->at(n);
+      std::uint64_t bytes = m.weight_bytes();
+      for (const ModelUse& u : setup.workload_uses) {
+        if (u.model == n) bytes = std::max(bytes, m.weight_bytes() * u.state_factor);
+      }
+      (void)store_->pinned(m, bytes);
+    }
   }
 
   // The physical GPU of each GPU profile, and how many profiles share each GPU.
@@ -148,6 +164,15 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
   }
   for (CudaDevice* g : gpus_) {
     if (g != nullptr) g->set_peers(gpus_);
+  }
+
+  if (params.warmup && setup.models != nullptr) {
+    for (CudaDevice* g : gpus_) {
+      if (g != nullptr) {
+        warm_up(g->executor(), g->ordinal(), *setup.models, setup.workload_uses, g->arena_base(),
+                g->arena().capacity());
+      }
+    }
   }
 
   description_ = "cuda (";

@@ -48,6 +48,7 @@ CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
       r.fail("preload", expected);
     }
   }
+  out.warmup = r.bool_or("warmup", out.warmup);
   out.workspace_mib = r.int_or("workspace_mib", out.workspace_mib);
   if (out.workspace_mib < 16) r.fail("workspace_mib", "must be an integer >= 16");
   out.cpu_region_mib = r.int_or("cpu_region_mib", out.cpu_region_mib);

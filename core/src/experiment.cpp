@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "gpumux/cost_model.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/model.hpp"
@@ -54,6 +55,14 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   setup.workload_models.erase(
       std::unique(setup.workload_models.begin(), setup.workload_models.end()),
       setup.workload_models.end());
+  for (const JobSpec& job : config.jobs) {
+    const bool training = job.kind == JobKind::Training;
+    setup.workload_uses.push_back(
+        {job.model, job.batch, training, training ? 2 + optimizer_slots(job.optimizer) : 1});
+  }
+  std::sort(setup.workload_uses.begin(), setup.workload_uses.end());
+  setup.workload_uses.erase(std::unique(setup.workload_uses.begin(), setup.workload_uses.end()),
+                            setup.workload_uses.end());
   for (const DeviceConfig& d : config.devices) {
     DeviceProfile p = find_device_profile(repo_root / "traces" / "devices", d.profile);
     if (d.memory_bytes) p.memory_bytes = *d.memory_bytes;

@@ -21,6 +21,10 @@ struct CudaPlatformParams {
   double margin_gib = 2;
   Precision precision = Precision::Fp32;  ///< default: the experiment's precision
   std::vector<std::string> preload;       ///< resolved model names to pin at start-up
+  /// Run each (model, batch, kind) of the workload once on every GPU before time 0, so that
+  /// cuBLAS set-up and lazy kernel loading (157 ms for ResNet-50's first forward pass on an
+  /// H100, 2026-11-25) stay out of the measured run, as in a long-running server.
+  bool warmup = true;
   std::int64_t workspace_mib = 640;
   std::int64_t cpu_region_mib = 16;
 };

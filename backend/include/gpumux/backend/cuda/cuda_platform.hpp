@@ -19,7 +19,13 @@
 //                    experiment's `precision`, which the simulator's cost model also uses)
 //   "preload":       "workload" (default: the models the jobs name) | "all" | "none" |
 //                    [model, ...]: models whose pinned weight store is created at start-up;
-//                    others are pinned on their first load (slow: page-locking ~GB/s)
+//                    others are pinned on their first load (slow: page-locking ~GB/s).
+//                    A model a training job loads is pinned at its training size (weights,
+//                    gradients, optimizer slots), what its first load copies
+//   "warmup":        true (default) | false: before time 0, run every (model, batch, kind) of
+//                    the workload once on each GPU (forward; backward and update for
+//                    training), so that cuBLAS set-up and lazy kernel loading are not charged
+//                    to the first op of the run (backend/cuda/warm_up.cpp)
 //   "workspace_mib": per-GPU scratch of the layer executor (default 640)
 //   "cpu_region_mib": Eigen scratch per operand on CPU devices (default 16)
 //
