@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -19,12 +21,10 @@ bool positive_finite(double v) noexcept {
   return v > 0.0 && std::isfinite(v);
 }
 
-struct HostArg {
-  CudaDevice* device;
-  std::uint32_t stream;
-  std::uint32_t slot;
-  std::uint64_t token;
-};
+/// Host sleeps (set-up, Host ops) poll the clock for their last 100 us instead of blocking: a
+/// blocked thread wakes late by its wake-up latency (the runtime's timers, which block: mean
+/// 8.5 us, p99 36 us late on the H100 machine, 2026-11-25), as long as a 7 us set-up itself.
+constexpr std::chrono::nanoseconds kSpin{100'000};
 
 }  // namespace
 
@@ -114,6 +114,7 @@ CudaDevice::~CudaDevice() {
     if (op.cancel) op.cancel->cancel();
   }
   launchers_.shutdown();
+  poller_.stop();  // before the events it watches go
   (void)cudaSetDevice(options_.ordinal);
   executor_.unbind_stream();  // cuBLAS must not hold a stream destroyed below
   for (StreamState& s : queues_.streams()) {
@@ -123,6 +124,10 @@ CudaDevice::~CudaDevice() {
   for (OpState& op : queues_.ops()) op.events.reset();  // back to the pool before it is destroyed
   release_clock();
   (void)cudaGetLastError();
+  if (std::getenv("GPUMUX_CUDA_ROUND_TRIP") != nullptr && round_trips_.count() > 0) {
+    std::fprintf(stderr, "gpumux: GPU %d (%s): %s\n", options_.ordinal, profile_.name.c_str(),
+                 round_trips_.report().c_str());
+  }
 }
 
 void CudaDevice::sync_clock() {
@@ -221,6 +226,7 @@ void CudaDevice::submit(const OpSpec& op) {
   st.stream = si;
   st.phase = Phase::Queued;
   st.host_side = op.kind == OpKind::Host || op.setup_ns > 0;
+  st.start_reported = st.waits_on_gpu = false;
   evaluate();  // no observer notification happens in here
 }
 
@@ -270,6 +276,7 @@ bool CudaDevice::try_hand(StreamState& s) {
 
   op.phase = Phase::Launching;
   op.handed_ns = runtime_.now();
+  op.waits_on_gpu = !l.wait_for.empty();
   op.events = events_.acquire();
   op.cancel = std::make_shared<CancelToken>();
   s.launching = true;
@@ -436,34 +443,31 @@ void CudaDevice::enqueue_work(const Launch& l, HostSide host) {
   }
 }
 
-void CUDART_CB CudaDevice::host_done(void* arg) {
-  // Runs on a CUDA driver thread: no CUDA calls here, only a post to the runtime.
-  const HostArg a = *static_cast<HostArg*>(arg);
-  delete static_cast<HostArg*>(arg);
-  CudaDevice* dev = a.device;
-  const std::uint32_t stream = a.stream, slot = a.slot;
-  const std::uint64_t token = a.token;
-  try {
-    dev->runtime_.post([dev, stream, slot, token] { dev->on_gpu_done(stream, slot, token); });
-  } catch (...) {
-    // Out of memory while posting: nothing can be reported from here.
-  }
-}
-
 void CudaDevice::launch(const Launch& l) noexcept {
   CudaDevice* dev = l.device;
   RealRuntime& rt = dev->runtime_;
   const std::uint32_t stream = l.stream, slot = l.slot;
   const std::uint64_t token = l.token;
-  bool host_fn_queued = false;
+  bool watched = false;
   try {
     if (l.cancel->cancelled()) {  // aborted before it reached the GPU: skip it
-      rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false); });
+      rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false, 0); });
       return;
     }
     if (l.spec.kind == OpKind::Host) {
+      // Set-up first (a cancel during it: never started), then the op's own sleep.
+      if (l.spec.setup_ns > 0 &&
+          !l.cancel->sleep_until(Clock::now() + std::chrono::nanoseconds(l.spec.setup_ns), kSpin)) {
+        const TimeNs t = rt.now();
+        rt.post([dev, stream, slot, token, t] { dev->on_host_done(stream, slot, token, t, t); });
+        return;
+      }
       const Clock::time_point start = Clock::now();
-      (void)l.cancel->sleep_until(start + std::chrono::nanoseconds(l.spec.solo_ns));
+      const TimeNs started = rt.to_ns(start);
+      rt.post([dev, stream, slot, token, started] {
+        dev->on_host_started(stream, slot, token, started);
+      });
+      (void)l.cancel->sleep_until(start + std::chrono::nanoseconds(l.spec.solo_ns), kSpin);
       const TimeNs t0 = rt.to_ns(start), t1 = rt.now();
       rt.post(
           [dev, stream, slot, token, t0, t1] { dev->on_host_done(stream, slot, token, t0, t1); });
@@ -472,30 +476,51 @@ void CudaDevice::launch(const Launch& l) noexcept {
     if (l.spec.setup_ns > 0) {  // host-side set-up before the op starts, as in the simulator
       if (is_copy(l.spec.kind)) {
         dev->naive_allocations(l);
-      } else if (!l.cancel->sleep_until(Clock::now() + std::chrono::nanoseconds(l.spec.setup_ns))) {
-        rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false); });
+      } else if (!l.cancel->sleep_until(Clock::now() + std::chrono::nanoseconds(l.spec.setup_ns),
+                                        kSpin)) {
+        rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false, 0); });
         return;
       }
     }
     const HostSide host = dev->stage_host_memory(l);  // before the start event
     for (const auto& dep : l.wait_for) GPUMUX_CUDA_TRY(cudaStreamWaitEvent(l.cuda, dep->end, 0));
+    const TimeNs launched = rt.now();
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->start, l.cuda));
     dev->enqueue_work(l, host);
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
-    auto* arg = new HostArg{dev, stream, slot, token};
-    const cudaError_t st = cudaLaunchHostFunc(l.cuda, &CudaDevice::host_done, arg);
-    if (st != cudaSuccess) {
-      delete arg;
-      GPUMUX_CUDA_TRY(st);
-    }
-    host_fn_queued = true;
-    rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, true); });
+    const OpId id = l.spec.id;
+    const OpKind kind = l.spec.kind;
+    // The callback holds the events: an aborted op's slot may be freed (and its events
+    // pooled) while the GPU still runs it.
+    dev->poller_.watch(stream, l.events->end,
+                       [dev, stream, slot, token, id, kind, events = l.events](cudaError_t st) {
+                         // Poller thread: no CUDA calls, only a post to the runtime.
+                         RealRuntime& r = dev->runtime_;
+                         if (st == cudaSuccess) {
+                           const TimeNs seen = r.now();
+                           r.post([dev, stream, slot, token, seen] {
+                             dev->on_gpu_done(stream, slot, token, seen);
+                           });
+                           return;
+                         }
+                         r.post([dev, st, id, kind] {
+                           dev->runtime_.done_pending();
+                           throw CudaError("GPU " + std::to_string(dev->options_.ordinal) +
+                                           ": op " + std::to_string(raw(id)) + " (" +
+                                           std::string(to_string(kind)) + ") failed on the GPU: " +
+                                           cudaGetErrorName(st) + ": " + cudaGetErrorString(st));
+                         });
+                       });
+    watched = true;
+    rt.post([dev, stream, slot, token, launched] {
+      dev->on_enqueued(stream, slot, token, true, launched);
+    });
   } catch (...) {
     // The failure surfaces on the runtime thread: run() rethrows it.
     std::exception_ptr error = std::current_exception();
-    rt.post([dev, stream, error, host_fn_queued] {
+    rt.post([dev, stream, error, watched] {
       dev->queues_.stream(stream).launching = false;
-      if (!host_fn_queued) dev->runtime_.done_pending();
+      if (!watched) dev->runtime_.done_pending();
       std::rethrow_exception(error);
     });
   }
@@ -504,27 +529,66 @@ void CudaDevice::launch(const Launch& l) noexcept {
 // ---- runtime side of the launchers' posts ----
 
 void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
-                             bool gpu) {
+                             bool gpu, TimeNs launched_ns) {
   queues_.stream(stream).launching = false;
   if (!gpu) runtime_.done_pending();  // skipped: no host function will follow
   OpState& op = queues_.op(slot);
   if (gpu && queues_.current(slot, token) && op.phase == Phase::Launching) {
     op.phase = Phase::Enqueued;
+    op.launched_ns = launched_ns;
     enqueued_[raw(op.spec.id)] = slot;
   }
   evaluate();
   if (!gpu) report_aborted(token, runtime_.now());  // an aborted op its launcher skipped
+  report_starts();
+}
+
+void CudaDevice::report_started(OpState& op, TimeNs when) {
+  op.start_reported = true;
+  op.reported_start_ns = when;
+  observer_->on_op_started(op.spec.id, when);  // may re-enter
+}
+
+void CudaDevice::report_starts() {
+  // The observer may re-enter (submit, abort) and change the streams: re-scan after a report.
+  bool again = true;
+  while (again) {
+    again = false;
+    const TimeNs now = runtime_.now();
+    for (StreamState& s : queues_.streams()) {
+      if (s.issued.empty()) continue;
+      OpState& op = queues_.op(s.issued.front());
+      if (op.phase != Phase::Enqueued || op.start_reported) continue;
+      const bool ready = std::all_of(op.spec.after.begin(), op.spec.after.end(),
+                                     [&](OpId d) { return observer_->is_complete(d); });
+      if (!ready) continue;
+      // Without a GPU-side wait it began when launched or when its predecessor ended; after
+      // one, when the other stream's op ended, which the runtime has just learnt (now).
+      const TimeNs when = op.waits_on_gpu ? now : std::max(op.launched_ns, s.last_end_ns);
+      report_started(op, std::clamp(when, s.last_end_ns, now));
+      again = true;
+      break;
+    }
+  }
+}
+
+void CudaDevice::on_host_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                                 TimeNs t0) {
+  (void)stream;
+  OpState& op = queues_.op(slot);
+  if (!queues_.current(slot, token) || op.phase != Phase::Launching || op.start_reported) return;
+  report_started(op, t0);
 }
 
 void CudaDevice::report_aborted(std::uint64_t token, TimeNs end) {
   const auto it = aborting_.find(token);
   if (it == aborting_.end()) return;
-  OpRecord r = it->second;
+  const Aborting a = it->second;
   aborting_.erase(it);
-  // Its start was never reported (that happens with the end): started == finished.
+  OpRecord r = a.record;
   r.finished_ns = std::max(r.started_ns, end);
-  r.started_ns = r.finished_ns;
-  observer_->on_op_finished(r);  // may re-enter
+  if (!a.started) r.started_ns = r.finished_ns;  // never reported started: started == finished
+  observer_->on_op_finished(r);                  // may re-enter
 }
 
 OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs start,
@@ -532,7 +596,8 @@ OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs star
   return op_record(op.spec, status, op.submitted_ns, start, end);
 }
 
-void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token) {
+void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                             TimeNs callback_ns) {
   runtime_.done_pending();
   OpState& op = queues_.op(slot);
   if (!queues_.current(slot, token) ||
@@ -551,13 +616,16 @@ void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint
   start = std::clamp(start, std::max(op.handed_ns, s.last_end_ns), now);
   end = std::clamp(end, start, now);
   s.last_end_ns = end;
+  round_trips_.op_done(stream, op.handed_ns, op.launched_ns, start, end, callback_ns, now);
   const OpRecord r = make_record(op, OpStatus::Ok, start, end);
+  const bool start_reported = op.start_reported;
   s.issued.erase(slot);  // the head, by stream order
   free_slot(slot);
   issue(s);
-  observer_->on_op_started(r.op, r.started_ns);
+  if (!start_reported) observer_->on_op_started(r.op, r.started_ns);
   observer_->on_op_finished(r);  // may re-enter
   evaluate();
+  report_starts();  // the next op of this stream, and ops that waited on this one
 }
 
 void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
@@ -567,14 +635,17 @@ void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uin
   s.launching = false;
   OpState& op = queues_.op(slot);
   if (queues_.current(slot, token) && op.phase == Phase::Launching) {
-    const OpRecord r = make_record(op, OpStatus::Ok, t0, std::max(t0, t1));
+    const TimeNs start = op.start_reported ? op.reported_start_ns : t0;
+    const OpRecord r = make_record(op, OpStatus::Ok, start, std::max(start, t1));
+    const bool start_reported = op.start_reported;
     s.last_end_ns = std::max(s.last_end_ns, r.finished_ns);
     s.issued.erase(slot);
     free_slot(slot);
     issue(s);
-    observer_->on_op_started(r.op, r.started_ns);
+    if (!start_reported) observer_->on_op_started(r.op, r.started_ns);
     observer_->on_op_finished(r);
     evaluate();
+    report_starts();
     return;
   }
   evaluate();
@@ -601,7 +672,9 @@ std::size_t CudaDevice::remove_job(JobId job, bool issued_too) {
     ++n;
     if (op.phase == Phase::Launching || op.phase == Phase::Enqueued) {
       // A launcher or the GPU holds it: reported when it lets go (report_aborted).
-      aborting_.emplace(queues_.token(slot), make_record(op, status, now, now));
+      const TimeNs start = op.start_reported ? op.reported_start_ns : now;
+      aborting_.emplace(queues_.token(slot),
+                        Aborting{make_record(op, status, start, now), op.start_reported});
     } else {
       records.push_back(make_record(op, status, now, now));
     }

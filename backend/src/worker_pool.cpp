@@ -76,12 +76,19 @@ void CancelToken::cancel() noexcept {
   cv_.notify_all();
 }
 
-bool CancelToken::sleep_until(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  // wait_until may return early on a spurious wake-up: the predicate loop re-checks the clock.
+bool CancelToken::sleep_until(std::chrono::steady_clock::time_point deadline,
+                              std::chrono::nanoseconds spin) {
+  const auto block_until = deadline - spin;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // wait_until may return early on a spurious wake-up: the predicate loop re-checks the clock.
+    while (!flag_.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() >= block_until) break;
+      cv_.wait_until(lock, block_until);
+    }
+  }
   while (!flag_.load(std::memory_order_acquire)) {
     if (std::chrono::steady_clock::now() >= deadline) return true;
-    cv_.wait_until(lock, deadline);
   }
   return false;
 }

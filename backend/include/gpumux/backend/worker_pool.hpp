@@ -66,7 +66,11 @@ class CancelToken {
   [[nodiscard]] bool cancelled() const noexcept { return flag_.load(std::memory_order_acquire); }
   [[nodiscard]] const std::atomic<bool>* flag() const noexcept { return &flag_; }
   /// Sleeps until `deadline` (never wakes early) or cancellation; returns false if cancelled.
-  bool sleep_until(std::chrono::steady_clock::time_point deadline);
+  /// The last `spin` of the wait polls the clock instead of blocking: a blocked thread wakes
+  /// tens of microseconds late in a VM, too coarse for a sleep that models a 7 us host
+  /// synchronisation (CUDA launcher set-up, docs/fidelity.md).
+  bool sleep_until(std::chrono::steady_clock::time_point deadline,
+                   std::chrono::nanoseconds spin = std::chrono::nanoseconds{0});
 
  private:
   std::atomic<bool> flag_{false};

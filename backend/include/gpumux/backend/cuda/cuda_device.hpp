@@ -60,9 +60,11 @@
 
 #include <cuda_runtime.h>
 
+#include "gpumux/backend/cuda/completion_poller.hpp"
 #include "gpumux/backend/cuda/cuda_arena.hpp"
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
+#include "gpumux/backend/cuda/round_trip_stats.hpp"
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
 #include "gpumux/device.hpp"
@@ -148,6 +150,10 @@ class CudaDevice final : public Device {
     OpSpec spec;
     TimeNs submitted_ns = 0;
     TimeNs handed_ns = 0;
+    TimeNs launched_ns = 0;        ///< host time its launcher recorded the start event
+    TimeNs reported_start_ns = 0;  ///< what on_op_started said (when start_reported)
+    bool start_reported = false;
+    bool waits_on_gpu = false;  ///< enqueued behind a GPU-side wait on another stream's op
     std::uint32_t stream = 0;
     Phase phase = Phase::Free;
     bool host_side = false;
@@ -203,11 +209,18 @@ class CudaDevice final : public Device {
   void enqueue_copy(const Launch& l, HostSide host);
   void naive_allocations(const Launch& l);
   HostSide stage_host_memory(const Launch& l);
-  static void CUDART_CB host_done(void* arg);
 
   // Runtime side of the launchers' posts.
-  void on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, bool gpu);
-  void on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token);
+  void on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, bool gpu,
+                   TimeNs launched_ns);
+  /// Reports the start of each stream's head that is on the GPU and no longer waits (its
+  /// predecessor ended, its dependencies are complete): at the later of its launch and its
+  /// predecessor's end, or now for one that waited on another stream. Runtime posts only.
+  void report_starts();
+  void report_started(OpState& op, TimeNs when);
+  void on_host_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0);
+  void on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                   TimeNs callback_ns);
   /// Reports the aborted op of `token` (if one is parked in aborting_) as ended at `end`.
   void report_aborted(std::uint64_t token, TimeNs end);
   void on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
@@ -230,7 +243,13 @@ class CudaDevice final : public Device {
   StreamQueues<OpState, StreamState> queues_;
   std::unordered_map<std::uint64_t, std::uint32_t> enqueued_;  ///< OpId -> slot (Enqueued ops)
   /// Token -> record of an aborted op a launcher or the GPU still holds (reported at its end).
-  std::unordered_map<std::uint64_t, OpRecord> aborting_;
+  struct Aborting {
+    OpRecord record;
+    bool started = false;  ///< its start was reported: the record keeps that start
+  };
+  std::unordered_map<std::uint64_t, Aborting> aborting_;
+  RoundTripStats round_trips_;
+  CompletionPoller poller_{options_.ordinal};
 
   // Clock: device time of `anchor_` is `anchor_ns_` on the runtime's clock. Re-anchoring
   // records `next_anchor_` and swaps the two.
