@@ -211,6 +211,8 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   // 0: building a model reads no weights (random initialisation).
   p.weight_read_gbps = gbps(rt, "weight_read_gbps", true);
   p.process_reap_ns = duration(rt, "process_reap_ns");
+  // Optional: 0 (not modelled) unless `gpumux calibrate` measured the cuda backend's own.
+  p.host_round_trip_ns = rt.has("host_round_trip_ns") ? duration(rt, "host_round_trip_ns") : 0;
   p.process_start_ns = p.interpreter_start_ns + p.framework_import_ns + p.library_init_ns;
   rt.finish();
 

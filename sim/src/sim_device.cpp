@@ -96,6 +96,7 @@ void SimDevice::submit(const OpSpec& op) {
     st.stream = si;
     st.phase = Phase::Queued;
     st.resource = Resource::None;
+    st.after_round_trip = false;
   });
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   active_.add(si);
@@ -154,7 +155,18 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
 }
 
 void SimDevice::issue(StreamState& s) {
-  queues_.issue(s, [](OpState& op) { op.phase = Phase::Waiting; });
+  queues_.issue(s, [](OpState& op) {
+    op.phase = Phase::Waiting;
+    op.after_round_trip = false;
+  });
+}
+
+void SimDevice::issue_after_completion(StreamState& s) {
+  const bool round_trip = profile_.host_round_trip_ns > 0;
+  queues_.issue(s, [round_trip](OpState& op) {
+    op.phase = Phase::Waiting;
+    op.after_round_trip = round_trip;
+  });
 }
 
 bool SimDevice::dependencies_met(const OpState& op) const {
@@ -310,7 +322,9 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     if (op.phase == Phase::Waiting) {
       if (!dependencies_met(op)) return;
       op.phase = Phase::Setup;
-      op.phase_end_ns = add_saturated(now, op.spec.setup_ns);
+      op.phase_end_ns =
+          add_saturated(now, op.after_round_trip ? op.spec.setup_ns + profile_.host_round_trip_ns
+                                                 : op.spec.setup_ns);
     }
     if (op.phase == Phase::Setup) {
       if (op.phase_end_ns > now) return;
@@ -381,7 +395,7 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     r.finished_ns = now;
     s.issued.pop_front();
     queues_.release(o);
-    issue(s);
+    issue_after_completion(s);
   }
 }
 

@@ -337,6 +337,38 @@ TEST_CASE("setup_ns is paid before the op starts and uses no resource", "[sim][d
   CHECK(r.obs.end(1) == 2'000'000);
 }
 
+TEST_CASE("host_round_trip_ns delays an op that waited in the host queue, not one issued ahead",
+          "[sim][device]") {
+  // Three 1 ms computes with 20 us set-up on one stream; round trip 50 us. Depth 1: op 2 is
+  // issued when op 1 ends (1,020 us) and starts 50 + 20 us later, at 1,090 us; op 3 likewise
+  // at 2,090 + 70 = 2,160 us, ending at 3,160 us. Depth 3: all three are issued at submit and
+  // pay only their set-up: 20 / 1,040 / 2,060 us, the last ending at 3,060 us.
+  for (const std::uint32_t depth : {1u, 3u}) {
+    DeviceProfile p = gpu_profile();
+    p.host_round_trip_ns = us_to_ns(50);
+    Rig r(p);
+    r.context(0);
+    r.stream(0, 0, 0, depth);
+    for (std::uint64_t i = 1; i <= 3; ++i) {
+      OpSpec op = compute(i, 0, ms_to_ns(1));
+      op.setup_ns = us_to_ns(20);
+      r.dev.submit(op);
+    }
+    r.rt.run();
+    CAPTURE(depth);
+    if (depth == 1) {
+      CHECK(r.obs.start(1) == 20'000);
+      CHECK(r.obs.start(2) == 1'090'000);
+      CHECK(r.obs.start(3) == 2'160'000);
+      CHECK(r.obs.end(3) == 3'160'000);
+    } else {
+      CHECK(r.obs.start(2) == 1'040'000);
+      CHECK(r.obs.start(3) == 2'060'000);
+      CHECK(r.obs.end(3) == 3'060'000);
+    }
+  }
+}
+
 TEST_CASE("drop_pending drops only queued ops of the job", "[sim][device][preempt]") {
   // Depth 1 stream 0: job 1 ops A (1 ms, issued), B, C (queued), then job 2 op D (1 ms).
   // Stream 1 (depth 1): job 1 op E (2 ms, issued, running). drop_pending(job 1) at 0.5 ms

@@ -83,6 +83,12 @@ struct DeviceProfile {
   /// A killed process's device memory is released only when the process is reaped (§4.6):
   /// PreemptMode::Kill frees it this long after the kill.
   DurationNs process_reap_ns = 0;
+  /// From an op's end on the GPU to the start of the next op of its stream when that op waited
+  /// in the host queue (the stream had max_in_flight ops issued): the host learns of the end
+  /// and launches the next. Key runtime.host_round_trip_ns, optional: 0 (not modelled) in the
+  /// datasheet profiles, measured by `gpumux calibrate` for platform cuda's own path (36-56 us
+  /// on an H100, docs/fidelity.md). The simulator adds it to such an op's set-up.
+  DurationNs host_round_trip_ns = 0;
 
   // sharing
   DurationNs timeslice_ns = 0, context_switch_ns = 0;

@@ -123,6 +123,9 @@ class SimDevice final : public Device {
     std::uint32_t stream = 0;  ///< stream index in queues_
     Phase phase = Phase::Queued;
     Resource resource = Resource::None;
+    /// Issued when its predecessor finished (it waited in the host queue): its set-up
+    /// includes the profile's host_round_trip_ns.
+    bool after_round_trip = false;
   };
 
   struct StreamState : QueuedStream {
@@ -141,6 +144,8 @@ class SimDevice final : public Device {
 
   [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
   void issue(StreamState& s);
+  /// issue() when a finished head made room: the ops it issues waited for the host to learn.
+  void issue_after_completion(StreamState& s);
   [[nodiscard]] bool dependencies_met(const OpState& op) const;
   [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
 
