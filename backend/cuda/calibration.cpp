@@ -14,6 +14,8 @@
 //   - stream creation: cudaStreamCreateWithPriority;
 //   - cudaMalloc against size (1 MiB .. 1 GiB), fitted as base + per GiB; cudaFree (median);
 //     page-locking per GiB (cudaHostAlloc of 256 MiB);
+//   - platform cuda's host round trip between two ops of one stream when the second waits in
+//     the host queue (round_trip_calibration.hpp): runtime.host_round_trip_ns;
 //   - per-layer forward and backward times of every zoo model (or --models) at batch 1, 8, 32
 //     through the CudaLayerExecutor in fp32: events between consecutive layers of one pass,
 //     the pass repeated, the median per layer.
@@ -44,6 +46,7 @@
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
+#include "gpumux/backend/cuda/round_trip_calibration.hpp"
 #include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
@@ -407,6 +410,12 @@ int run_calibration_on_gpu(const CalibrationOptions& options) {
   }
   GPUMUX_CUDA_TRY(cudaStreamDestroy(s));
 
+  // ---- platform cuda's round trip between dependent ops (D31) ----
+  std::cerr << "  host round trip\n";
+  const json round_trip =
+      measure_host_round_trip(load_device_profile(options.base_profile), quick ? 300 : 1000);
+  raw["host_round_trip"] = round_trip;
+
   // ---- the profile ----
   const std::string stem = options.out_file.stem().string();  // "<name>.calibrated"
   const std::string how =
@@ -444,6 +453,9 @@ int run_calibration_on_gpu(const CalibrationOptions& options) {
   set("runtime", "free_ns", ns(median(free_ns)), "cudaFree, median over sizes");
   set("runtime", "event_ns", ns(median(event)), "cudaEventRecord + cudaEventSynchronize");
   set("runtime", "pin_per_gib_ns", ns(pin_per_gib), "cudaHostAlloc of 256 MiB");
+  set("runtime", "host_round_trip_ns", ns(round_trip["median_ns"].get<double>()),
+      "platform cuda: median gap between 4 KiB copies queued on one stream with one op in "
+      "flight (round_trip_calibration.hpp)");
   std::string command = "gpumux calibrate --device " + options.device_name;
   if (quick) command += " --quick";
   profile["provenance"] = command + " on " + gpu + ", " + when;
