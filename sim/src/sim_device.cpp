@@ -96,7 +96,6 @@ void SimDevice::submit(const OpSpec& op) {
     st.stream = si;
     st.phase = Phase::Queued;
     st.resource = Resource::None;
-    st.after_round_trip = false;
   });
   issue(queues_.stream(si));  // so queued()/in_flight() are right at once
   active_.add(si);
@@ -155,17 +154,14 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
 }
 
 void SimDevice::issue(StreamState& s) {
-  queues_.issue(s, [](OpState& op) {
-    op.phase = Phase::Waiting;
-    op.after_round_trip = false;
-  });
+  queues_.issue(s, [](OpState& op) { op.phase = Phase::Waiting; });
 }
 
-void SimDevice::issue_after_completion(StreamState& s) {
-  const bool round_trip = profile_.host_round_trip_ns > 0;
-  queues_.issue(s, [round_trip](OpState& op) {
+void SimDevice::issue_after_completion(StreamState& s, TimeNs now) {
+  const TimeNs ready = add_saturated(now, profile_.host_round_trip_ns);
+  queues_.issue(s, [ready](OpState& op) {
     op.phase = Phase::Waiting;
-    op.after_round_trip = round_trip;
+    op.phase_end_ns = ready;
   });
 }
 
@@ -322,9 +318,8 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     if (op.phase == Phase::Waiting) {
       if (!dependencies_met(op)) return;
       op.phase = Phase::Setup;
-      op.phase_end_ns =
-          add_saturated(now, op.after_round_trip ? op.spec.setup_ns + profile_.host_round_trip_ns
-                                                 : op.spec.setup_ns);
+      // Not before the host could have launched it (issue_after_completion).
+      op.phase_end_ns = add_saturated(std::max(now, op.phase_end_ns), op.spec.setup_ns);
     }
     if (op.phase == Phase::Setup) {
       if (op.phase_end_ns > now) return;
@@ -395,7 +390,7 @@ void SimDevice::step_streams(TimeNs now, double dt) {
     r.finished_ns = now;
     s.issued.pop_front();
     queues_.release(o);
-    issue_after_completion(s);
+    issue_after_completion(s, now);
   }
 }
 

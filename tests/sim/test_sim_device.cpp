@@ -369,6 +369,27 @@ TEST_CASE("host_round_trip_ns delays an op that waited in the host queue, not on
   }
 }
 
+TEST_CASE(
+    "host_round_trip_ns: an op issued behind a running one starts no earlier than its "
+    "issue plus the round trip",
+    "[sim][device]") {
+  // Four 10 us computes, no set-up, depth 2, round trip 50 us. Ops 1 and 2 are issued at
+  // submit: 0-10 and 10-20 us. Op 3 is issued when op 1 ends (10 us), so not before 60 us;
+  // op 2 ends at 20 us and op 3 runs 60-70 us. Op 4, issued when op 2 ends (20 us), could start
+  // at 70 us, when op 3 ends: 70-80 us.
+  DeviceProfile p = gpu_profile();
+  p.host_round_trip_ns = us_to_ns(50);
+  Rig r(p);
+  r.context(0);
+  r.stream(0, 0, 0, 2);
+  for (std::uint64_t i = 1; i <= 4; ++i) r.dev.submit(compute(i, 0, us_to_ns(10)));
+  r.rt.run();
+  CHECK(r.obs.start(2) == 10'000);
+  CHECK(r.obs.start(3) == 60'000);
+  CHECK(r.obs.start(4) == 70'000);
+  CHECK(r.obs.end(4) == 80'000);
+}
+
 TEST_CASE("drop_pending drops only queued ops of the job", "[sim][device][preempt]") {
   // Depth 1 stream 0: job 1 ops A (1 ms, issued), B, C (queued), then job 2 op D (1 ms).
   // Stream 1 (depth 1): job 1 op E (2 ms, issued, running). drop_pending(job 1) at 0.5 ms

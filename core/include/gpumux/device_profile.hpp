@@ -87,7 +87,8 @@ struct DeviceProfile {
   /// in the host queue (the stream had max_in_flight ops issued): the host learns of the end
   /// and launches the next. Key runtime.host_round_trip_ns, optional: 0 (not modelled) in the
   /// datasheet profiles, measured by `gpumux calibrate` for platform cuda's own path (36-56 us
-  /// on an H100, docs/fidelity.md). The simulator adds it to such an op's set-up.
+  /// on an H100, docs/fidelity.md). The simulator starts such an op no earlier than its issue
+  /// plus this (D33).
   DurationNs host_round_trip_ns = 0;
 
   // sharing

@@ -123,9 +123,6 @@ class SimDevice final : public Device {
     std::uint32_t stream = 0;  ///< stream index in queues_
     Phase phase = Phase::Queued;
     Resource resource = Resource::None;
-    /// Issued when its predecessor finished (it waited in the host queue): its set-up
-    /// includes the profile's host_round_trip_ns.
-    bool after_round_trip = false;
   };
 
   struct StreamState : QueuedStream {
@@ -144,8 +141,10 @@ class SimDevice final : public Device {
 
   [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
   void issue(StreamState& s);
-  /// issue() when a finished head made room: the ops it issues waited for the host to learn.
-  void issue_after_completion(StreamState& s);
+  /// issue() when a finished head made room at `now`: an op it issues waited in the host
+  /// queue, so it cannot start before now + host_round_trip_ns (kept in phase_end_ns, which
+  /// a waiting op does not use otherwise; 0 when issued at submit).
+  void issue_after_completion(StreamState& s, TimeNs now);
   [[nodiscard]] bool dependencies_met(const OpState& op) const;
   [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
 
