@@ -80,6 +80,25 @@ double CostModel::tiles(const Layer& layer, std::uint32_t batch) const noexcept 
   return tiles;
 }
 
+const std::vector<DurationNs>* CostModel::calibrated_times(const Model& model, std::uint32_t batch,
+                                                           Pass pass) const {
+  if (pass == Pass::Update) return nullptr;
+  const DeviceProfile& p = *profile_;
+  const auto m = p.calibrated.find(model.name());
+  if (m == p.calibrated.end()) return nullptr;
+  const auto b = m->second.find(batch);
+  if (b == m->second.end()) return nullptr;
+  const auto& times = pass == Pass::Forward ? b->second.forward_ns : b->second.backward_ns;
+  if (times.empty()) return nullptr;
+  if (times.size() != model.layer_count()) {
+    throw TraceError(p.name, "calibrated." + model.name() + "." + std::to_string(batch),
+                     "has " + std::to_string(times.size()) + " " + std::string(to_string(pass)) +
+                         " times but the model has " + std::to_string(model.layer_count()) +
+                         " layers");
+  }
+  return &times;
+}
+
 DurationNs CostModel::layer_compute_ns(const Model& model, std::uint32_t layer_index,
                                        std::uint32_t batch, Pass pass) const {
   const Layer& layer = model.layer(layer_index);
@@ -96,19 +115,8 @@ DurationNs CostModel::layer_compute_ns(const Model& model, std::uint32_t layer_i
   }
 
   // Measured per-layer times override the roofline for a calibrated (model, batch).
-  if (auto m = p.calibrated.find(model.name()); m != p.calibrated.end()) {
-    if (auto b = m->second.find(batch); b != m->second.end()) {
-      const auto& times = pass == Pass::Forward ? b->second.forward_ns : b->second.backward_ns;
-      if (!times.empty()) {
-        if (times.size() != model.layer_count()) {
-          throw TraceError(p.name, "calibrated." + model.name() + "." + std::to_string(batch),
-                           "has " + std::to_string(times.size()) + " " +
-                               std::string(to_string(pass)) + " times but the model has " +
-                               std::to_string(model.layer_count()) + " layers");
-        }
-        return times[layer_index];
-      }
-    }
+  if (const std::vector<DurationNs>* times = calibrated_times(model, batch, pass)) {
+    return (*times)[layer_index];
   }
 
   const auto kind = static_cast<std::size_t>(layer.kind);
@@ -158,6 +166,11 @@ OpKernels CostModel::op_kernels(const Model& model, LayerRange range, std::uint3
   const DurationNs host_per_kernel =
       saturating_add(options_.framework_overhead_ns, profile_->launch_ns);
   const double sms = std::max<std::uint32_t>(profile_->sm_count, 1);
+  // A calibrated layer time is a measured interval between events around the layer: the
+  // GPU-side cost of launching its kernels is already in it (charging launch_ns again made
+  // the H100's per-layer training ops 2-3x too long, docs/fidelity.md).
+  const DurationNs gpu_launch_ns =
+      calibrated_times(model, batch, pass) != nullptr ? 0 : profile_->launch_ns;
   OpKernels k;
   for (std::uint32_t i = range.first; i < range.last; ++i) {
     const Layer& layer = model.layers()[i];
@@ -166,7 +179,7 @@ OpKernels CostModel::op_kernels(const Model& model, LayerRange range, std::uint3
     const std::uint32_t n = layer_kernels(model, i, pass);
     k.kernels += n;
     k.gpu_ns = saturating_add(k.gpu_ns, t);
-    k.gpu_ns = saturating_add(k.gpu_ns, saturating_mul(n, profile_->launch_ns));
+    k.gpu_ns = saturating_add(k.gpu_ns, saturating_mul(n, gpu_launch_ns));
     k.host_ns = saturating_add(k.host_ns, saturating_mul(n, host_per_kernel));
     if (n == 0 || t <= 0) continue;
     const double d = static_cast<double>(t) / n;  // the layer's kernels share its time evenly

@@ -66,8 +66,9 @@ class CostModel {
   [[nodiscard]] std::uint32_t layer_kernels(const Model& model, std::uint32_t layer,
                                             Pass pass) const noexcept;
   /// Solo duration of an op running `range` in `pass`: op_kernels(...).solo_ns(), i.e. the
-  /// larger of (layer times plus one launch cost per kernel) and (the host's per-kernel
-  /// framework plus launch cost). Inference skips aux layers.
+  /// larger of (layer times plus one launch cost per kernel, none for calibrated layer times,
+  /// which were measured with their launches) and (the host's per-kernel framework plus
+  /// launch cost). Inference skips aux layers.
   [[nodiscard]] DurationNs op_ns(const Model& model, LayerRange range, std::uint32_t batch,
                                  Pass pass, bool inference) const;
   /// The kernels of that op (Forward or Backward; Update: use update_kernels).
@@ -90,6 +91,11 @@ class CostModel {
   [[nodiscard]] const CostOptions& options() const noexcept { return options_; }
 
  private:
+  /// The profile's measured per-layer times of (model, batch, pass), or nullptr. Throws
+  /// TraceError when their count is not the model's layer count.
+  [[nodiscard]] const std::vector<DurationNs>* calibrated_times(const Model& model,
+                                                                std::uint32_t batch,
+                                                                Pass pass) const;
   [[nodiscard]] double occupancy(const Layer& layer, std::uint32_t batch) const noexcept;
   /// GEMM output tiles of a layer (one thread block each); negative for a layer without GEMMs.
   [[nodiscard]] double tiles(const Layer& layer, std::uint32_t batch) const noexcept;
