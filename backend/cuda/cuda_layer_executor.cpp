@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/layer_plan.hpp"
@@ -21,6 +23,21 @@ int to_int(std::uint64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+/// The GEMMs' input type and cuBLAS compute type for `p` (accumulation is fp32 throughout).
+std::pair<cudaDataType_t, cublasComputeType_t> cublas_types(Precision p) noexcept {
+  switch (p) {
+    case Precision::Tf32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+    case Precision::Bf16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case Precision::Fp16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case Precision::Fp32:
+      break;
+  }
+  return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+}
+
 #define GPUMUX_KERNEL_TRY(call) \
   ::gpumux::cuda_check(static_cast<cudaError_t>(call), #call, __FILE__, __LINE__)
 
@@ -29,24 +46,7 @@ int to_int(std::uint64_t v, const char* what) {
 CudaLayerExecutor::CudaLayerExecutor(int ordinal, CudaExecutorOptions options)
     : ordinal_(ordinal), options_(options) {
   GPUMUX_CUDA_TRY(cudaSetDevice(ordinal_));
-  switch (options_.precision) {
-    case Precision::Fp32:
-      input_type_ = CUDA_R_32F;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-    case Precision::Tf32:
-      input_type_ = CUDA_R_32F;
-      compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
-      break;
-    case Precision::Bf16:
-      input_type_ = CUDA_R_16BF;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-    case Precision::Fp16:
-      input_type_ = CUDA_R_16F;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-  }
+  std::tie(input_type_, compute_) = cublas_types(options_.precision);
   GPUMUX_CUBLAS_TRY(cublasCreate(&handle_));
   try {
     if (options_.precision == Precision::Tf32) {
