@@ -202,15 +202,11 @@ void CudaLayerExecutor::forward(const Model& model, std::uint32_t layer, std::ui
     const std::uint64_t y_bytes = c.count_chunk * c.rows_chunk * g.n * 4;
     float* y = reinterpret_cast<float*>(
         mem.activations != nullptr && mem.activation_bytes >= y_bytes ? mem.activations : y_);
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, g.n, rn, g.k, w + c0 * w_stride * eb, g.n, w_stride,
-                    x_, g.k, rn * g.k, y, g.n, rn * g.n, cn, 0.0f, stream);
-        GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, cn * rn, g.n, stream));
-      }
-    }
+    walk_chunks(g, rows, c, nullptr, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+      gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, g.n, rn, g.k, w + c0 * w_stride * eb, g.n, w_stride, x_,
+                  g.k, rn * g.k, y, g.n, rn * g.n, cn, 0.0f, stream);
+      GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, cn * rn, g.n, stream));
+    });
   }
 }
 
@@ -238,22 +234,19 @@ void CudaLayerExecutor::backward(const Model& model, std::uint32_t layer, std::u
                       std::to_string(kn) + " floats: give the layer a training layout");
     }
     auto* dx = reinterpret_cast<float*>(dx_);
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        // dX = dY W^T
-        gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
-                    dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
-        // dW += X^T dY summed over the chunk's GEMMs (as the Eigen executor does): their rows
-        // are contiguous in X and dY, so one GEMM over the stacked cn * rn rows does it, not
-        // cn launches (7172 per MobileNet-v2 backward pass otherwise: the sum of
-        // `count` over the GEMMs of traces/models/mobilenet_v2.json).
-        const bool first = c0 == 0 && r0 == 0;
-        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, cn * rn, dy_, g.n, 0, x_, g.k, 0, dw, g.n,
-                    0, 1, first ? 0.0f : 1.0f, stream);
-      }
-    }
+    bool first = true;  // the first chunk overwrites dW, the others add to it
+    walk_chunks(g, rows, c, nullptr, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+      // dX = dY W^T
+      gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
+                  dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
+      // dW += X^T dY summed over the chunk's GEMMs (as the Eigen executor does): their rows
+      // are contiguous in X and dY, so one GEMM over the stacked cn * rn rows does it, not
+      // cn launches (7172 per MobileNet-v2 backward pass otherwise: the sum of
+      // `count` over the GEMMs of traces/models/mobilenet_v2.json).
+      gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, cn * rn, dy_, g.n, 0, x_, g.k, 0, dw, g.n, 0,
+                  1, first ? 0.0f : 1.0f, stream);
+      first = false;
+    });
   }
 }
 
