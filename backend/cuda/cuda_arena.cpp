@@ -7,25 +7,23 @@
 
 namespace gpumux {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  GPUMUX_CUDA_ALLOC_TRY(cudaMalloc(&ptr_, bytes), bytes);
+namespace {
+
+/// `bytes` of device memory on the current device, nullptr for none.
+void* device_alloc(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  GPUMUX_CUDA_ALLOC_TRY(cudaMalloc(&p, bytes), bytes);
+  return p;
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) (void)cudaFree(ptr_);  // never throws from a destructor
+}  // namespace
+
+void CudaFree::operator()(void* p) const noexcept {
+  (void)cudaFree(p);  // never throws from a destructor
 }
 
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (ptr_ != nullptr) (void)cudaFree(ptr_);
-    ptr_ = o.ptr_;
-    bytes_ = o.bytes_;
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  return *this;
-}
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : OwnedBuffer(device_alloc(bytes), bytes) {}
 
 void fill_device_weights(void* data, std::size_t bytes, std::uint64_t seed, cudaStream_t stream) {
   GPUMUX_CUDA_TRY(static_cast<cudaError_t>(gpumux_fill_weights(data, bytes / 4, seed, 0, stream)));

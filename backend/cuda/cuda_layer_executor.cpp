@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/layer_plan.hpp"
@@ -21,6 +23,21 @@ int to_int(std::uint64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+/// The GEMMs' input type and cuBLAS compute type for `p` (accumulation is fp32 throughout).
+std::pair<cudaDataType_t, cublasComputeType_t> cublas_types(Precision p) noexcept {
+  switch (p) {
+    case Precision::Tf32:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+    case Precision::Bf16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case Precision::Fp16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case Precision::Fp32:
+      break;
+  }
+  return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+}
+
 #define GPUMUX_KERNEL_TRY(call) \
   ::gpumux::cuda_check(static_cast<cudaError_t>(call), #call, __FILE__, __LINE__)
 
@@ -29,24 +46,7 @@ int to_int(std::uint64_t v, const char* what) {
 CudaLayerExecutor::CudaLayerExecutor(int ordinal, CudaExecutorOptions options)
     : ordinal_(ordinal), options_(options) {
   GPUMUX_CUDA_TRY(cudaSetDevice(ordinal_));
-  switch (options_.precision) {
-    case Precision::Fp32:
-      input_type_ = CUDA_R_32F;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-    case Precision::Tf32:
-      input_type_ = CUDA_R_32F;
-      compute_ = CUBLAS_COMPUTE_32F_FAST_TF32;
-      break;
-    case Precision::Bf16:
-      input_type_ = CUDA_R_16BF;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-    case Precision::Fp16:
-      input_type_ = CUDA_R_16F;
-      compute_ = CUBLAS_COMPUTE_32F;
-      break;
-  }
+  std::tie(input_type_, compute_) = cublas_types(options_.precision);
   GPUMUX_CUBLAS_TRY(cublasCreate(&handle_));
   try {
     if (options_.precision == Precision::Tf32) {
@@ -202,15 +202,11 @@ void CudaLayerExecutor::forward(const Model& model, std::uint32_t layer, std::ui
     const std::uint64_t y_bytes = c.count_chunk * c.rows_chunk * g.n * 4;
     float* y = reinterpret_cast<float*>(
         mem.activations != nullptr && mem.activation_bytes >= y_bytes ? mem.activations : y_);
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, g.n, rn, g.k, w + c0 * w_stride * eb, g.n, w_stride,
-                    x_, g.k, rn * g.k, y, g.n, rn * g.n, cn, 0.0f, stream);
-        GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, cn * rn, g.n, stream));
-      }
-    }
+    walk_chunks(g, rows, c, nullptr, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+      gemm_locked(CUBLAS_OP_N, CUBLAS_OP_N, g.n, rn, g.k, w + c0 * w_stride * eb, g.n, w_stride, x_,
+                  g.k, rn * g.k, y, g.n, rn * g.n, cn, 0.0f, stream);
+      GPUMUX_KERNEL_TRY(gpumux_bias_relu(y, bias, cn * rn, g.n, stream));
+    });
   }
 }
 
@@ -238,22 +234,19 @@ void CudaLayerExecutor::backward(const Model& model, std::uint32_t layer, std::u
                       std::to_string(kn) + " floats: give the layer a training layout");
     }
     auto* dx = reinterpret_cast<float*>(dx_);
-    for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-      const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-      for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-        const std::uint64_t rn = std::min(c.rows_chunk, rows - r0);
-        // dX = dY W^T
-        gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
-                    dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
-        // dW += X^T dY summed over the chunk's GEMMs (as the Eigen executor does): their rows
-        // are contiguous in X and dY, so one GEMM over the stacked cn * rn rows does it, not
-        // cn launches (7172 per MobileNet-v2 backward pass otherwise: the sum of
-        // `count` over the GEMMs of traces/models/mobilenet_v2.json).
-        const bool first = c0 == 0 && r0 == 0;
-        gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, cn * rn, dy_, g.n, 0, x_, g.k, 0, dw, g.n,
-                    0, 1, first ? 0.0f : 1.0f, stream);
-      }
-    }
+    bool first = true;  // the first chunk overwrites dW, the others add to it
+    walk_chunks(g, rows, c, nullptr, [&](std::uint64_t c0, std::uint64_t cn, std::uint64_t rn) {
+      // dX = dY W^T
+      gemm_locked(CUBLAS_OP_T, CUBLAS_OP_N, g.k, rn, g.n, w + c0 * w_stride * eb, g.n, w_stride,
+                  dy_, g.n, rn * g.n, dx, g.k, rn * g.k, cn, 0.0f, stream);
+      // dW += X^T dY summed over the chunk's GEMMs (as the Eigen executor does): their rows
+      // are contiguous in X and dY, so one GEMM over the stacked cn * rn rows does it, not
+      // cn launches (7172 per MobileNet-v2 backward pass otherwise: the sum of
+      // `count` over the GEMMs of traces/models/mobilenet_v2.json).
+      gemm_locked(CUBLAS_OP_N, CUBLAS_OP_T, g.n, g.k, cn * rn, dy_, g.n, 0, x_, g.k, 0, dw, g.n, 0,
+                  1, first ? 0.0f : 1.0f, stream);
+      first = false;
+    });
   }
 }
 

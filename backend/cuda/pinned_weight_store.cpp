@@ -2,79 +2,69 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <new>
+#include <utility>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/weight_fill.hpp"
 
 namespace gpumux {
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
+void CudaFreeHost::operator()(void* p) const noexcept {
+  (void)cudaFreeHost(p);  // never throws from a destructor
+}
+
+namespace {
+
+/// `bytes` of pinned host memory, nullptr for none.
+std::byte* pinned_alloc(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
   void* p = nullptr;
   GPUMUX_CUDA_ALLOC_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocPortable), bytes);
-  ptr_ = static_cast<std::byte*>(p);
+  return static_cast<std::byte*>(p);
 }
 
-PinnedBuffer::~PinnedBuffer() {
-  if (ptr_ != nullptr) (void)cudaFreeHost(ptr_);
-}
+}  // namespace
 
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    if (ptr_ != nullptr) (void)cudaFreeHost(ptr_);
-    ptr_ = o.ptr_;
-    bytes_ = o.bytes_;
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  return *this;
-}
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : OwnedBuffer(pinned_alloc(bytes), bytes) {}
 
-PinnedWeightStore::~PinnedWeightStore() {
-  for (auto& [name, p] : pageable_) std::free(p.data);
-  for (auto& p : retired_pageable_) std::free(p.data);
-}
-
-std::span<const std::byte> PinnedWeightStore::pinned(const Model& model, std::uint64_t min_bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
+template <class Buffer, class Make>
+std::span<const std::byte> PinnedWeightStore::filled(Buffers<Buffer>& buffers, const Model& model,
+                                                     std::uint64_t min_bytes, Make make) {
   const std::uint64_t want = std::max<std::uint64_t>({model.weight_bytes(), min_bytes, 4});
-  auto it = pinned_.find(model.name());
-  if (it == pinned_.end() || it->second.size() < want) {
-    const auto t0 = std::chrono::steady_clock::now();
-    PinnedBuffer fresh(static_cast<std::size_t>(want));
-    fill_weights_parallel(fresh.data(), fresh.size(), seed_for(model.name().c_str()));
-    pinned_bytes_ += want;
-    staging_seconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (it == pinned_.end()) {
-      it = pinned_.emplace(model.name(), std::move(fresh)).first;
+  auto it = buffers.current.find(model.name());
+  if (it == buffers.current.end() || it->second.size() < want) {
+    Buffer fresh = make(static_cast<std::size_t>(want));
+    if (it == buffers.current.end()) {
+      it = buffers.current.emplace(model.name(), std::move(fresh)).first;
     } else {
-      retired_pinned_.push_back(std::move(it->second));
+      buffers.retired.push_back(std::move(it->second));
       it->second = std::move(fresh);
     }
   }
   return {it->second.data(), it->second.size()};
 }
 
+std::span<const std::byte> PinnedWeightStore::pinned(const Model& model, std::uint64_t min_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return filled(pinned_, model, min_bytes, [&](std::size_t want) {
+    const auto t0 = std::chrono::steady_clock::now();
+    PinnedBuffer fresh(want);
+    fill_weights_parallel(fresh.data(), fresh.size(), seed_for(model.name().c_str()));
+    pinned_bytes_ += want;
+    staging_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return fresh;
+  });
+}
+
 std::span<const std::byte> PinnedWeightStore::pageable(const Model& model,
                                                        std::uint64_t min_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::uint64_t want = std::max<std::uint64_t>({model.weight_bytes(), min_bytes, 4});
-  auto it = pageable_.find(model.name());
-  if (it == pageable_.end() || it->second.size < want) {
-    auto* p = static_cast<std::byte*>(std::malloc(static_cast<std::size_t>(want)));
-    if (p == nullptr) throw std::bad_alloc();
-    fill_weights_parallel(p, static_cast<std::size_t>(want), seed_for(model.name().c_str()));
-    if (it == pageable_.end()) {
-      it = pageable_.emplace(model.name(), Pageable{p, static_cast<std::size_t>(want)}).first;
-    } else {
-      retired_pageable_.push_back(it->second);
-      it->second = Pageable{p, static_cast<std::size_t>(want)};
-    }
-  }
-  return {it->second.data, it->second.size};
+  return filled(pageable_, model, min_bytes, [&](std::size_t want) {
+    MallocBuffer fresh = malloc_buffer(want);
+    fill_weights_parallel(fresh.data(), fresh.size(), seed_for(model.name().c_str()));
+    return fresh;
+  });
 }
 
 std::uint64_t PinnedWeightStore::pinned_bytes() const {

@@ -86,25 +86,6 @@ const float* CpuExecutor::weights_for(const GemmShape& g, const float* w, std::s
   return region(w_, kn, 0x5eed).data();
 }
 
-namespace {
-
-/// Walks a GEMM's (count x rows) space in the chunks `c` plans, calling `chunk(c0, cn, rn)`:
-/// GEMMs c0 .. c0+cn-1, rn rows each. False, stopping, once `cancel` is set.
-template <class Chunk>
-bool walk_chunks(const GemmShape& g, std::uint64_t rows, const GemmChunking& c,
-                 const std::atomic<bool>* cancel, Chunk&& chunk) {
-  for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
-    const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
-    for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
-      chunk(c0, cn, std::min(c.rows_chunk, rows - r0));
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 template <class PerGemm>
 bool CpuExecutor::for_each_gemm(const Layer& l, std::uint32_t batch,
                                 std::uint64_t elementwise_sweeps, const float* w,

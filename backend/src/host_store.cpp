@@ -3,13 +3,20 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #include "gpumux/backend/weight_fill.hpp"
 
 namespace gpumux {
 
-void HostWeightStore::Free::operator()(std::byte* p) const noexcept {
+void StdFree::operator()(void* p) const noexcept {
   std::free(p);
+}
+
+MallocBuffer malloc_buffer(std::size_t bytes) {
+  auto* p = static_cast<std::byte*>(std::malloc(bytes));
+  if (p == nullptr) throw std::bad_alloc();
+  return {p, bytes};
 }
 
 std::span<const std::byte> HostWeightStore::weights(const Model& model) {
@@ -18,34 +25,25 @@ std::span<const std::byte> HostWeightStore::weights(const Model& model) {
   if (it == stores_.end()) {
     const std::size_t bytes =
         std::max<std::size_t>(std::min<std::uint64_t>(model.weight_bytes(), cap_bytes_), 4);
-    auto* p = static_cast<std::byte*>(std::malloc(bytes));
-    if (p == nullptr) throw std::bad_alloc();
-    fill_weights(p, bytes, seed_for(model.name().c_str()));
-    it = stores_.emplace(model.name(), std::make_pair(std::unique_ptr<std::byte, Free>(p), bytes))
-             .first;
+    MallocBuffer store = malloc_buffer(bytes);
+    fill_weights(store.data(), store.size(), seed_for(model.name().c_str()));
+    it = stores_.emplace(model.name(), std::move(store)).first;
   }
-  return {it->second.first.get(), it->second.second};
+  return {it->second.data(), it->second.size()};
 }
 
-HostBuffer::HostBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  data_ = static_cast<std::byte*>(std::calloc(bytes, 1));
-  if (data_ == nullptr) throw std::bad_alloc();
+namespace {
+
+/// `bytes` of zeroed host memory (std::calloc), nullptr for none; throws std::bad_alloc.
+std::byte* zeroed(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  auto* p = static_cast<std::byte*>(std::calloc(bytes, 1));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
 }
 
-HostBuffer::~HostBuffer() {
-  std::free(data_);
-}
+}  // namespace
 
-HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
-  if (this != &o) {
-    std::free(data_);
-    data_ = o.data_;
-    bytes_ = o.bytes_;
-    o.data_ = nullptr;
-    o.bytes_ = 0;
-  }
-  return *this;
-}
+HostBuffer::HostBuffer(std::size_t bytes) : MallocBuffer(zeroed(bytes), bytes) {}
 
 }  // namespace gpumux

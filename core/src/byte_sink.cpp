@@ -13,39 +13,43 @@ void OstreamSink::write(const char* data, std::size_t n) {
   out_.write(data, static_cast<std::streamsize>(n));
 }
 
+namespace {
+
+/// JSON's two-character escape of `c` ("\\n" for a newline), or empty when it has none.
+constexpr std::string_view short_escape(char c) noexcept {
+  switch (c) {
+    case '\b':
+      return "\\b";
+    case '\t':
+      return "\\t";
+    case '\n':
+      return "\\n";
+    case '\f':
+      return "\\f";
+    case '\r':
+      return "\\r";
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
 void OutBuf::put_json_chars(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (char c : s) {
-    switch (c) {
-      case '\b':
-        put(std::string_view("\\b"));
-        break;
-      case '\t':
-        put(std::string_view("\\t"));
-        break;
-      case '\n':
-        put(std::string_view("\\n"));
-        break;
-      case '\f':
-        put(std::string_view("\\f"));
-        break;
-      case '\r':
-        put(std::string_view("\\r"));
-        break;
-      case '"':
-        put(std::string_view("\\\""));
-        break;
-      case '\\':
-        put(std::string_view("\\\\"));
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          const auto u = static_cast<unsigned char>(c);
-          const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 15]};
-          put(std::string_view(esc, sizeof esc));
-        } else {
-          put(c);
-        }
+    const auto u = static_cast<unsigned char>(c);
+    if (const std::string_view e = short_escape(c); !e.empty()) {
+      put(e);
+    } else if (u < 0x20) {
+      const char esc[] = {'\\', 'u', '0', '0', kHex[u >> 4], kHex[u & 15]};
+      put(std::string_view(esc, sizeof esc));
+    } else {
+      put(c);
     }
   }
 }

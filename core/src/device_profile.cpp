@@ -23,21 +23,19 @@ Precision parse_precision(std::string_view text) {
 
 double DeviceProfile::peak_tflops(Precision p) const noexcept {
   // A profile without tensor cores for a precision runs it on the fp32 pipeline.
-  double peak = 0;
-  switch (p) {
-    case Precision::Fp32:
-      peak = fp32_tflops;
-      break;
-    case Precision::Tf32:
-      peak = tf32_tflops;
-      break;
-    case Precision::Fp16:
-      peak = fp16_tflops;
-      break;
-    case Precision::Bf16:
-      peak = bf16_tflops;
-      break;
-  }
+  const double peak = [&] {
+    switch (p) {
+      case Precision::Tf32:
+        return tf32_tflops;
+      case Precision::Fp16:
+        return fp16_tflops;
+      case Precision::Bf16:
+        return bf16_tflops;
+      case Precision::Fp32:
+        break;
+    }
+    return fp32_tflops;
+  }();
   return peak > 0 ? peak : fp32_tflops;
 }
 

@@ -34,12 +34,7 @@ struct OpInfo {
   /// The bookkeeping of an op, started from what its spec already says.
   static OpInfo of(const OpSpec& spec) noexcept {
     OpInfo info;
-    info.job = spec.job;
-    info.device = spec.device;
-    info.stream = spec.stream;
-    info.kind = spec.kind;
-    info.purpose = spec.purpose;
-    info.layers = spec.layers;
+    copy_op_identity(spec, info);
     return info;
   }
 };

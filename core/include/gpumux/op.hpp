@@ -144,4 +144,16 @@ struct OpRecord {
   [[nodiscard]] DurationNs duration_ns() const noexcept { return finished_ns - started_ns; }
 };
 
+/// Copies what names an op's place and work (job, device, stream, kind, purpose, layers) from
+/// its spec to `to`: an OpRecord, or the engine's bookkeeping of the op.
+template <class T>
+constexpr void copy_op_identity(const OpSpec& spec, T& to) noexcept {
+  to.job = spec.job;
+  to.device = spec.device;
+  to.stream = spec.stream;
+  to.kind = spec.kind;
+  to.purpose = spec.purpose;
+  to.layers = spec.layers;
+}
+
 }  // namespace gpumux

@@ -94,13 +94,8 @@ struct QueuedStream {
                                         TimeNs started_ns, TimeNs finished_ns) noexcept {
   OpRecord r;
   r.op = spec.id;
-  r.job = spec.job;
-  r.device = spec.device;
-  r.stream = spec.stream;
-  r.kind = spec.kind;
-  r.purpose = spec.purpose;
+  copy_op_identity(spec, r);
   r.status = status;
-  r.layers = spec.layers;
   r.submitted_ns = submitted_ns;
   r.started_ns = started_ns;
   r.finished_ns = finished_ns;

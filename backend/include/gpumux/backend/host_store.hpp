@@ -5,11 +5,11 @@
 
 #include <cstddef>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 
+#include "gpumux/backend/owned_buffer.hpp"
 #include "gpumux/model.hpp"
 
 namespace gpumux {
@@ -25,6 +25,15 @@ class HostStore {
   [[nodiscard]] virtual std::span<const std::byte> weights(const Model& model) = 0;
 };
 
+/// Hands memory from std::malloc or std::calloc back (std::free).
+struct StdFree {
+  void operator()(void* p) const noexcept;
+};
+/// Host memory from std::malloc or std::calloc.
+using MallocBuffer = OwnedBuffer<std::byte, StdFree>;
+/// `bytes` of uninitialised host memory (std::malloc); throws std::bad_alloc.
+[[nodiscard]] MallocBuffer malloc_buffer(std::size_t bytes);
+
 /// Ordinary (pageable) memory, one buffer per model, at most `cap_bytes` each, created on
 /// first use.
 class HostWeightStore final : public HostStore {
@@ -33,34 +42,17 @@ class HostWeightStore final : public HostStore {
   [[nodiscard]] std::span<const std::byte> weights(const Model& model) override;
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const noexcept;
-  };
   std::size_t cap_bytes_;
   std::mutex mutex_;
-  std::map<std::string, std::pair<std::unique_ptr<std::byte, Free>, std::size_t>, std::less<>>
-      stores_;
+  std::map<std::string, MallocBuffer, std::less<>> stores_;
 };
 
 /// A zero-initialised host buffer whose pages are only touched when written (calloc).
-class HostBuffer {
+class HostBuffer : public MallocBuffer {
  public:
   HostBuffer() = default;
+  /// Throws std::bad_alloc.
   explicit HostBuffer(std::size_t bytes);
-  ~HostBuffer();
-  HostBuffer(HostBuffer&& o) noexcept : data_(o.data_), bytes_(o.bytes_) {
-    o.data_ = nullptr;
-    o.bytes_ = 0;
-  }
-  HostBuffer& operator=(HostBuffer&& o) noexcept;
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-
- private:
-  std::byte* data_ = nullptr;
-  std::size_t bytes_ = 0;
 };
 
 }  // namespace gpumux

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "gpumux/model.hpp"
@@ -38,6 +39,21 @@ struct GemmChunking {
   c.count_chunk = std::clamp<std::uint64_t>(region_elems / (c.rows_chunk * width), 1,
                                             std::max<std::uint64_t>(count, 1));
   return c;
+}
+
+/// Walks a GEMM's (count x rows) space in the chunks `c` plans, calling `chunk(c0, cn, rn)`:
+/// GEMMs c0 .. c0+cn-1, rn rows each. False, stopping, once `cancel` (may be null) is set.
+template <class Chunk>
+bool walk_chunks(const GemmShape& g, std::uint64_t rows, const GemmChunking& c,
+                 const std::atomic<bool>* cancel, Chunk&& chunk) {
+  for (std::uint64_t c0 = 0; c0 < g.count; c0 += c.count_chunk) {
+    const std::uint64_t cn = std::min(c.count_chunk, g.count - c0);
+    for (std::uint64_t r0 = 0; r0 < rows; r0 += c.rows_chunk) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return false;
+      chunk(c0, cn, std::min(c.rows_chunk, rows - r0));
+    }
+  }
+  return true;
 }
 
 /// Whether a layer runs in a pass (aux heads are skipped at inference).

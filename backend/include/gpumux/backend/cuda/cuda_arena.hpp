@@ -10,28 +10,21 @@
 
 #include <cuda_runtime.h>
 
+#include "gpumux/backend/owned_buffer.hpp"
+
 namespace gpumux {
 
+/// Hands device memory back (cudaFree; errors ignored: it runs in destructors).
+struct CudaFree {
+  void operator()(void* p) const noexcept;
+};
+
 /// One cudaMalloc'ed device buffer (RAII, move-only).
-class DeviceBuffer {
+class DeviceBuffer : public OwnedBuffer<void, CudaFree> {
  public:
   DeviceBuffer() = default;
   /// cudaMalloc on the current device; throws OutOfMemory / CudaError.
   explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  [[nodiscard]] void* data() const noexcept { return ptr_; }
-  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
 };
 
 /// Enqueues on `stream` a fill of `bytes` (a multiple of 4) device bytes at `data` with exactly

@@ -26,33 +26,21 @@
 
 namespace gpumux {
 
+/// Hands page-locked host memory back (cudaFreeHost; errors ignored: it runs in destructors).
+struct CudaFreeHost {
+  void operator()(void* p) const noexcept;
+};
+
 /// Page-locked host memory (cudaHostAlloc, portable across devices); RAII, move-only.
-class PinnedBuffer {
+class PinnedBuffer : public OwnedBuffer<std::byte, CudaFreeHost> {
  public:
   PinnedBuffer() = default;
   /// Throws OutOfMemory / CudaError.
   explicit PinnedBuffer(std::size_t bytes);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  [[nodiscard]] std::byte* data() const noexcept { return ptr_; }
-  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-
- private:
-  std::byte* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
 };
 
 class PinnedWeightStore final : public HostStore {
  public:
-  PinnedWeightStore() = default;
-  ~PinnedWeightStore() override;
-
   /// Pinned weights of `model`, at least max(model weight bytes, min_bytes) long.
   [[nodiscard]] std::span<const std::byte> pinned(const Model& model, std::uint64_t min_bytes = 0);
   /// The same bytes in ordinary pageable memory (malloc), created on first use.
@@ -68,15 +56,22 @@ class PinnedWeightStore final : public HostStore {
   [[nodiscard]] double staging_seconds() const;
 
  private:
-  struct Pageable {
-    std::byte* data = nullptr;
-    std::size_t size = 0;
+  /// Buffers of one kind by model name, and those they replaced.
+  template <class Buffer>
+  struct Buffers {
+    std::map<std::string, Buffer, std::less<>> current;
+    std::vector<Buffer> retired;
   };
+  /// The buffer of `model` in `buffers`; when it is missing or shorter than max(model weight
+  /// bytes, min_bytes, 4) = want, `make(want)` makes its replacement, filled with the model's
+  /// weights. Caller holds mutex_.
+  template <class Buffer, class Make>
+  std::span<const std::byte> filled(Buffers<Buffer>& buffers, const Model& model,
+                                    std::uint64_t min_bytes, Make make);
+
   mutable std::mutex mutex_;
-  std::map<std::string, PinnedBuffer, std::less<>> pinned_;
-  std::map<std::string, Pageable, std::less<>> pageable_;
-  std::vector<PinnedBuffer> retired_pinned_;
-  std::vector<Pageable> retired_pageable_;
+  Buffers<PinnedBuffer> pinned_;
+  Buffers<MallocBuffer> pageable_;
   std::uint64_t pinned_bytes_ = 0;
   double staging_seconds_ = 0;
 };
