@@ -11,6 +11,7 @@
 #include "gpumux/backend/cuda/cuda_device.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/errors.hpp"
+#include "kernels.h"
 
 namespace gpumux {
 
@@ -203,6 +204,10 @@ void CudaDevice::launch(const Launch& l) noexcept {
     for (const auto& dep : l.wait_for) GPUMUX_CUDA_TRY(cudaStreamWaitEvent(l.cuda, dep->end, 0));
     const TimeNs launched = rt.now();
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->start, l.cuda));
+    if (dev->options_.fault_at_op >= 0 &&
+        raw(l.spec.id) == static_cast<std::uint64_t>(dev->options_.fault_at_op)) {
+      GPUMUX_CUDA_TRY(static_cast<cudaError_t>(gpumux_fault(l.cuda)));  // injected (tests)
+    }
     dev->enqueue_work(l, host);
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
     const OpId id = l.spec.id;
@@ -235,10 +240,16 @@ void CudaDevice::launch(const Launch& l) noexcept {
   } catch (...) {
     // The failure surfaces on the runtime thread: run() rethrows it.
     std::exception_ptr error = std::current_exception();
-    rt.post([dev, stream, error, watched] {
+    rt.post([dev, stream, error, watched, id = l.spec.id, kind = l.spec.kind] {
       dev->queues_.stream(stream).launching = false;
       if (!watched) dev->runtime_.done_pending();
-      std::rethrow_exception(error);
+      try {
+        std::rethrow_exception(error);
+      } catch (const CudaError& e) {  // say which op the failing call belonged to
+        throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
+                        std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
+                        "): " + e.what());
+      }
     });
   }
 }

@@ -144,6 +144,7 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
     o.margin_bytes = margin;
     o.executor.precision = params.precision;
     o.executor.workspace_bytes = static_cast<std::size_t>(params.workspace_mib) * kMiB;
+    o.fault_at_op = params.fault_at_op;
     auto dev = std::make_unique<CudaDevice>(id, p, runtime_, *store_, o);
     gpus_[i] = dev.get();
     ordinals.insert(o.ordinal);

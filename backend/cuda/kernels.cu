@@ -1,4 +1,6 @@
 // Kernels of the "cuda" platform. nvcc sees only this file and kernels.h (C++17).
+#include <cstdint>
+
 #include <cuda_runtime.h>
 
 #include "kernels.h"
@@ -105,6 +107,17 @@ extern "C" int gpumux_fill_weights(void* data, unsigned long long words, unsigne
   if (words == 0) return 0;
   fill_kernel<<<blocks_for(words), kThreads, 0, stream>>>(static_cast<unsigned*>(data), words, seed,
                                                           first_word);
+  return status();
+}
+
+// Writes through an address no allocation holds: an illegal-address fault, which leaves the
+// context with a sticky error (platform_params.fault_at_op, the no-hang test).
+__global__ void fault_kernel(int* nowhere) {
+  *nowhere = 1;
+}
+
+extern "C" int gpumux_fault(CUstream_st* stream) {
+  fault_kernel<<<1, 1, 0, stream>>>(reinterpret_cast<int*>(std::uintptr_t{16}));
   return status();
 }
 

@@ -28,6 +28,10 @@ int gpumux_momentum_update(float* w, const float* g, float* v, unsigned long lon
 int gpumux_fill_weights(void* data, unsigned long long words, unsigned long long seed,
                         unsigned long long first_word, struct CUstream_st* stream);
 
+/* A kernel that writes to an address nothing owns: the GPU faults (illegal address) and the
+ * context keeps the error. Fault injection for tests (platform_params.fault_at_op). */
+int gpumux_fault(struct CUstream_st* stream);
+
 /* An empty kernel (launch-overhead calibration). */
 int gpumux_noop(struct CUstream_st* stream);
 

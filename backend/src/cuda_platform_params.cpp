@@ -49,6 +49,8 @@ CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
     }
   }
   out.warmup = r.bool_or("warmup", out.warmup);
+  out.fault_at_op = r.int_or("fault_at_op", out.fault_at_op);
+  if (out.fault_at_op < -1) r.fail("fault_at_op", "must be an op id >= 0 (or -1: none)");
   out.workspace_mib = r.int_or("workspace_mib", out.workspace_mib);
   if (out.workspace_mib < 16) r.fail("workspace_mib", "must be an integer >= 16");
   out.cpu_region_mib = r.int_or("cpu_region_mib", out.cpu_region_mib);

@@ -25,6 +25,8 @@ struct CudaPlatformParams {
   /// cuBLAS set-up and lazy kernel loading (157 ms for ResNet-50's first forward pass on an
   /// H100, 2026-11-25) stay out of the measured run, as in a long-running server.
   bool warmup = true;
+  /// Fault injection for tests: a faulting kernel before op `fault_at_op`'s work (-1: none).
+  std::int64_t fault_at_op = -1;
   std::int64_t workspace_mib = 640;
   std::int64_t cpu_region_mib = 16;
 };

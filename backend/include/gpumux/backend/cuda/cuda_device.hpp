@@ -79,6 +79,9 @@ struct CudaDeviceOptions {
   CudaExecutorOptions executor;
   /// Re-anchor the event clock this often (ns).
   DurationNs anchor_interval_ns = 1'000'000'000;
+  /// Fault injection (tests): the launcher of the op with this id enqueues a faulting kernel
+  /// after the op's start event (-1: never). The run must end with a CudaError naming an op.
+  std::int64_t fault_at_op = -1;
 };
 
 /// A pool of CUDA events (timing enabled), shared by ops through shared_ptr so that an event

@@ -27,6 +27,9 @@
 //                    training), so that cuBLAS set-up and lazy kernel loading are not charged
 //                    to the first op of the run (backend/cuda/warm_up.cpp)
 //   "workspace_mib": per-GPU scratch of the layer executor (default 640)
+//   "fault_at_op":   (tests) an op id: its launcher enqueues a kernel that faults the GPU,
+//                    after the op's start event; the run must end with exit 1 and a message
+//                    naming an op and the CUDA error, leaving no result folder (default -1)
 //   "cpu_region_mib": Eigen scratch per operand on CPU devices (default 16)
 //
 // Thread rules: construct, run and destroy on one thread (the runtime thread). All device and
