@@ -195,12 +195,7 @@ void CudaDevice::submit(const OpSpec& op) {
   if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights && op.model == nullptr) {
     throw std::invalid_argument(where() + ": a weight load needs its model");
   }
-  const std::uint32_t slot = queues_.enqueue(si);
-  OpState& st = queues_.op(slot);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
-  st.phase = Phase::Queued;
+  OpState& st = queues_.op(enqueue_op(si, op, runtime_.now()));
   st.host_side = op.kind == OpKind::Host || op.setup_ns > 0;
   st.start_reported = st.waits_on_gpu = false;
   evaluate();  // no observer notification happens in here
@@ -257,10 +252,7 @@ bool CudaDevice::try_hand(StreamState& s) {
   op.cancel = std::make_shared<CancelToken>();
   s.launching = true;
 
-  l.device = this;
-  l.stream = op.stream;
-  l.slot = slot;
-  l.token = queues_.token(slot);
+  fill_ticket(l, this, slot);
   l.spec = op.spec;
   l.cuda = s.cuda;
   l.host_side = op.host_side;
@@ -272,13 +264,7 @@ bool CudaDevice::try_hand(StreamState& s) {
     l.state_factor = op.spec.kind == OpKind::Compute ? std::max(1u, op.spec.state_factor) : 1;
   }
   l.spec.layer_offsets = nullptr;  // use the copy
-  runtime_.add_pending();
-  try {
-    launchers_.submit([l = std::move(l)] { launch(l); });
-  } catch (...) {
-    runtime_.done_pending();
-    throw;
-  }
+  runtime_.hand_off([&] { launchers_.submit([l = std::move(l)] { launch(l); }); });
   return true;
 }
 

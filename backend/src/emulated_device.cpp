@@ -99,12 +99,7 @@ void EmulatedDevice::submit(const OpSpec& op) {
     throw std::invalid_argument(queues_.owner() + ": op " + std::to_string(raw(op.id)) +
                                 ": a CPU compute op needs its model");
   }
-  const std::uint32_t slot = queues_.enqueue(si);
-  OpState& st = queues_.op(slot);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
-  st.phase = Phase::Queued;
+  enqueue_op(si, op, runtime_.now());
   // Issuing and dispatching call no observer notification (only is_complete), so they can run
   // here: queued()/in_flight() are right at once and an idle stream starts without a delay.
   evaluate();
@@ -206,10 +201,7 @@ void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
   s.busy = true;
 
   Task t;
-  t.device = this;
-  t.stream = op.stream;
-  t.slot = slot;
-  t.token = queues_.token(slot);
+  fill_ticket(t, this, slot);
   t.kind = op.spec.kind;
   t.setup_ns = scaled(op.spec.setup_ns);
   t.solo_ns = scaled(op.spec.solo_ns);
@@ -224,13 +216,7 @@ void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
   } else if (is_copy(op.spec.kind)) {
     prepare_copy(op, t);
   }
-  runtime_.add_pending();
-  try {
-    pool_.submit([t = std::move(t)] { execute(t); });
-  } catch (...) {
-    runtime_.done_pending();
-    throw;
-  }
+  runtime_.hand_off([&] { pool_.submit([t = std::move(t)] { execute(t); }); });
 }
 
 // ---- worker side ----

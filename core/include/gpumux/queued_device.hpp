@@ -28,12 +28,17 @@
 #include "gpumux/ids.hpp"
 #include "gpumux/op.hpp"
 #include "gpumux/stream_queues.hpp"
+#include "gpumux/time.hpp"
 
 namespace gpumux {
 
 template <class Op, class Stream = QueuedStream>
 class QueuedDevice : public Device {
  public:
+  // A device owns streams, slots and work in progress: never copied (nor its derived devices).
+  QueuedDevice(const QueuedDevice&) = delete;
+  QueuedDevice& operator=(const QueuedDevice&) = delete;
+
   [[nodiscard]] DeviceId id() const noexcept final { return id_; }
   [[nodiscard]] const DeviceProfile& profile() const noexcept final { return profile_; }
   void set_observer(DeviceObserver* observer) noexcept final { observer_ = observer; }
@@ -57,6 +62,9 @@ class QueuedDevice : public Device {
   }
 
  protected:
+  using OpState = Op;          ///< the device's op payload (a slot of queues_)
+  using StreamState = Stream;  ///< the device's stream state
+
   /// `kind` ("SimDevice") and the profile's name start every error message.
   QueuedDevice(DeviceId id, DeviceProfile profile, std::string_view kind)
       : id_(id), profile_(std::move(profile)), queues_(std::string(kind) + " " + profile_.name) {}
@@ -66,6 +74,40 @@ class QueuedDevice : public Device {
   /// add_stream()'s checks against the registered contexts (StreamDirectory::check_new_stream).
   void check_new_stream(StreamId stream, ContextId ctx, const StreamOptions& options) const {
     queues_.check_new_stream(stream, ctx, contexts_.count(ctx) != 0, options);
+  }
+
+  /// Takes a slot on stream `si` for `spec`, submitted at `now` (StreamQueues::enqueue: the
+  /// payload is reset), records what every device keeps of a submission (spec, submitted_ns,
+  /// stream index, phase Queued: Op has these members) and returns the slot. The caller then
+  /// issues.
+  std::uint32_t enqueue_op(std::uint32_t si, const OpSpec& spec, TimeNs now) {
+    const std::uint32_t slot = queues_.enqueue(si);
+    Op& op = queues_.op(slot);
+    op.spec = spec;
+    op.submitted_ns = now;
+    op.stream = si;
+    op.phase = decltype(Op::phase)::Queued;
+    return slot;
+  }
+
+  /// What a worker thread carries about one op to post back with: the device (`Self`, the
+  /// derived one), the op's stream index and slot, and its submission's token, which the
+  /// runtime thread checks with StreamQueues::current() before believing the post. A device's
+  /// work order derives from it.
+  template <class Self>
+  struct WorkTicket {
+    Self* device = nullptr;
+    std::uint32_t stream = 0;
+    std::uint32_t slot = 0;
+    std::uint64_t token = 0;
+  };
+  /// Writes the ticket of the op in `slot` into `t`.
+  template <class Self>
+  void fill_ticket(WorkTicket<Self>& t, Self* self, std::uint32_t slot) const {
+    t.device = self;
+    t.stream = queues_.op(slot).stream;
+    t.slot = slot;
+    t.token = queues_.token(slot);
   }
 
   /// drop_pending() (issued_too false) and abort() (true): the device's removal, mostly a call

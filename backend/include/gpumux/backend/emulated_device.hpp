@@ -108,8 +108,6 @@ class EmulatedDevice final
   EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, HostStore& store,
                  EmulatedDeviceOptions options = {});
   ~EmulatedDevice() override;
-  EmulatedDevice(const EmulatedDevice&) = delete;
-  EmulatedDevice& operator=(const EmulatedDevice&) = delete;
 
   // Contexts are recorded (QueuedDevice::add_context); no time slicing is modelled.
   /// Throws std::invalid_argument for a duplicate stream, an unknown context or
@@ -138,15 +136,9 @@ class EmulatedDevice final
 
  private:
   using Phase = emulated_device_detail::Phase;
-  using OpState = emulated_device_detail::OpState;
-  using StreamState = emulated_device_detail::StreamState;
 
   /// What a worker needs to execute one op (copied out of OpState: slots are reused).
-  struct Task {
-    EmulatedDevice* device = nullptr;
-    std::uint32_t stream = 0;
-    std::uint32_t slot = 0;
-    std::uint64_t token = 0;
+  struct Task : WorkTicket<EmulatedDevice> {
     OpKind kind = OpKind::Host;
     DurationNs setup_ns = 0;     ///< scaled
     DurationNs solo_ns = 0;      ///< scaled

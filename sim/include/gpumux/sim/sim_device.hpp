@@ -108,8 +108,6 @@ class SimDevice final
   /// concurrent_efficiency (GPU: also mps_efficiency, pageable_factor) is not positive.
   SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime);
   ~SimDevice() override;
-  SimDevice(const SimDevice&) = delete;
-  SimDevice& operator=(const SimDevice&) = delete;
 
   /// Each context is a TSG, MPS ones share one. Throws std::invalid_argument for a duplicate.
   void add_context(ContextId ctx, ContextOptions options) override;
@@ -129,8 +127,6 @@ class SimDevice final
  private:
   using Phase = sim_device_detail::Phase;
   using Resource = sim_device_detail::Resource;
-  using OpState = sim_device_detail::OpState;
-  using StreamState = sim_device_detail::StreamState;
 
   // Small and built field by field (no zero-filled OpRecord per start): a finished op's
   // record lives in finished_, at index `value`.

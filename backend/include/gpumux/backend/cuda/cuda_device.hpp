@@ -142,8 +142,6 @@ class CudaDevice final
   CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, PinnedWeightStore& store,
              CudaDeviceOptions options);
   ~CudaDevice() override;
-  CudaDevice(const CudaDevice&) = delete;
-  CudaDevice& operator=(const CudaDevice&) = delete;
 
   // Contexts are recorded (QueuedDevice::add_context): all gpumux contexts of a device share
   // this process's CUDA context (no MPS model).
@@ -170,15 +168,9 @@ class CudaDevice final
 
  private:
   using Phase = cuda_device_detail::Phase;
-  using OpState = cuda_device_detail::OpState;
-  using StreamState = cuda_device_detail::StreamState;
 
   /// Everything a launcher needs (copied: slots are reused).
-  struct Launch {
-    CudaDevice* device = nullptr;
-    std::uint32_t stream = 0;
-    std::uint32_t slot = 0;
-    std::uint64_t token = 0;
+  struct Launch : WorkTicket<CudaDevice> {
     OpSpec spec;
     cudaStream_t cuda = nullptr;
     bool host_side = false;
