@@ -1,13 +1,14 @@
 // The part of a Device that is the same on every platform (SimDevice, EmulatedDevice,
 // CudaDevice): its id, profile and observer, its contexts, its streams' host queues and issued
-// lists (StreamQueues), the queries on them, and drop_pending()/abort() as one removal walk that
-// reports what it removed (the device contract, device.hpp). What an op does once issued
-// (phases, timing, workers, CUDA) stays in the device: its `Op` payload, its `Stream` state
+// lists (StreamQueues), the queries on them, drop_pending()/abort() as one removal walk that
+// reports what it removed (the device contract, device.hpp), the record of a submission
+// (enqueue_op) and the ticket a worker thread posts back with (WorkTicket). What an op does once
+// issued (phases, timing, workers, CUDA) stays in the device: its `Op` payload, its `Stream` state
 // (StreamQueues' types), and its remove_job() hook, which decides per op whether it is reported
 // at once or later (an op a worker or the GPU still holds, device.hpp "Drop and abort").
 //
 // The accessors are `final` (a call through the concrete device type is devirtualized); the
-// device's per-op paths (submit, issue, its progress) stay its own, non-virtual members.
+// device's per-op paths (issue, evaluation, progress) stay its own non-virtual members.
 //
 // Units: times ns on the runtime's clock (passed in; no clock is read here).
 // Thread rules: as StreamQueues, the device's runtime thread only.
