@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -61,8 +62,7 @@ void EventPool::release(Pair p) noexcept {
 
 CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
                        PinnedWeightStore& store, CudaDeviceOptions options)
-    : id_(id),
-      profile_(std::move(profile)),
+    : QueuedDevice(id, std::move(profile), "CudaDevice"),
       runtime_(runtime),
       store_(store),
       options_(options),
@@ -72,7 +72,6 @@ CudaDevice::CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
                  : CudaArena::fit(options.ordinal, profile_.memory_bytes, options.margin_bytes)),
       executor_(options.ordinal, options.executor),
       events_(options.ordinal),
-      queues_("CudaDevice " + profile_.name),
       launchers_([ordinal = options.ordinal] { (void)cudaSetDevice(ordinal); }) {
   if (profile_.kind != DeviceKind::Gpu) {
     throw std::invalid_argument("CudaDevice: profile '" + profile_.name + "' is not a GPU");
@@ -159,16 +158,8 @@ TimeNs CudaDevice::event_time(cudaEvent_t e) {
   return anchor_ns_ + static_cast<TimeNs>(std::llround(static_cast<double>(ms) * 1e6));
 }
 
-void CudaDevice::add_context(ContextId ctx, ContextOptions options) {
-  // All gpumux contexts of a device share this process's CUDA context (no MPS model).
-  if (!contexts_.emplace(ctx, options).second) {
-    throw std::invalid_argument("CudaDevice " + profile_.name + ": context " +
-                                std::to_string(raw(ctx)) + " added twice");
-  }
-}
-
 void CudaDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  queues_.check_new_stream(stream, ctx, contexts_.count(ctx) != 0, options);
+  check_new_stream(stream, ctx, options);
   // Larger gpumux priority = more urgent; 0 (or less) is CUDA's least urgent level.
   const int levels = priority_low_ - priority_high_;  // e.g. 0 - (-5) = 5
   const int cuda_priority = priority_low_ - std::clamp(options.priority, 0, levels);
@@ -180,14 +171,6 @@ void CudaDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions option
 
 cudaStream_t CudaDevice::cuda_stream(StreamId stream) const {
   return queues_.stream(queues_.index(stream)).cuda;
-}
-
-std::size_t CudaDevice::queued(StreamId stream) const {
-  return queues_.queued(stream);
-}
-
-std::size_t CudaDevice::in_flight(StreamId stream) const {
-  return queues_.in_flight(stream);
 }
 
 void CudaDevice::free_slot(std::uint32_t slot) {
@@ -212,12 +195,7 @@ void CudaDevice::submit(const OpSpec& op) {
   if (op.kind == OpKind::CopyH2D && op.purpose == OpPurpose::LoadWeights && op.model == nullptr) {
     throw std::invalid_argument(where() + ": a weight load needs its model");
   }
-  const std::uint32_t slot = queues_.enqueue(si);
-  OpState& st = queues_.op(slot);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
-  st.phase = Phase::Queued;
+  OpState& st = queues_.op(enqueue_op(si, op, runtime_.now()));
   st.host_side = op.kind == OpKind::Host || op.setup_ns > 0;
   st.start_reported = st.waits_on_gpu = false;
   evaluate();  // no observer notification happens in here
@@ -274,10 +252,7 @@ bool CudaDevice::try_hand(StreamState& s) {
   op.cancel = std::make_shared<CancelToken>();
   s.launching = true;
 
-  l.device = this;
-  l.stream = op.stream;
-  l.slot = slot;
-  l.token = queues_.token(slot);
+  fill_ticket(l, this, slot);
   l.spec = op.spec;
   l.cuda = s.cuda;
   l.host_side = op.host_side;
@@ -289,13 +264,7 @@ bool CudaDevice::try_hand(StreamState& s) {
     l.state_factor = op.spec.kind == OpKind::Compute ? std::max(1u, op.spec.state_factor) : 1;
   }
   l.spec.layer_offsets = nullptr;  // use the copy
-  runtime_.add_pending();
-  try {
-    launchers_.submit([l = std::move(l)] { launch(l); });
-  } catch (...) {
-    runtime_.done_pending();
-    throw;
-  }
+  runtime_.hand_off([&] { launchers_.submit([l = std::move(l)] { launch(l); }); });
   return true;
 }
 
@@ -427,39 +396,26 @@ void CudaDevice::on_host_done(std::uint32_t stream, std::uint32_t slot, std::uin
 
 // ---- drop and abort ----
 
-std::size_t CudaDevice::drop_pending(JobId job) {
-  return remove_job(job, false);
-}
-
-std::size_t CudaDevice::abort(JobId job) {
-  return remove_job(job, true);
-}
-
 std::size_t CudaDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
-  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
-  std::vector<OpRecord> records;
-  std::size_t n = 0;
-  const auto take = [&](std::uint32_t slot) {
+  const auto take = [&](std::uint32_t slot, OpStatus status) -> std::optional<OpRecord> {
     OpState& op = queues_.op(slot);
-    ++n;
+    std::optional<OpRecord> report_now;
     if (op.phase == Phase::Launching || op.phase == Phase::Enqueued) {
       // A launcher or the GPU holds it: reported when it lets go (report_aborted).
       const TimeNs start = op.start_reported ? op.reported_start_ns : now;
       aborting_.emplace(queues_.token(slot),
                         Aborting{make_record(op, status, start, now), op.start_reported});
     } else {
-      records.push_back(make_record(op, status, now, now));
+      report_now = make_record(op, status, now, now);
     }
     if (op.cancel) op.cancel->cancel();  // a launcher not yet past it skips it
     // Later posts about it carry a stale token and are ignored.
     free_slot(slot);
+    return report_now;
   };
-  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
-  if (n == 0) return 0;
-  evaluate();
-  for (const OpRecord& r : records) observer_->on_op_finished(r);
-  return n;
+  return remove_and_report(
+      job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; }, [this] { evaluate(); });
 }
 
 }  // namespace gpumux

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -39,12 +40,10 @@ std::pair<std::uint64_t, std::uint64_t> place(std::uint64_t offset, std::uint64_
 
 EmulatedDevice::EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime,
                                HostStore& store, EmulatedDeviceOptions options)
-    : id_(id),
-      profile_(std::move(profile)),
+    : QueuedDevice(id, std::move(profile), "EmulatedDevice"),
       runtime_(runtime),
       store_(store),
-      options_(options),
-      queues_("EmulatedDevice " + profile_.name) {
+      options_(options) {
   if (!positive_finite(options_.time_scale)) {
     throw std::invalid_argument("EmulatedDevice " + profile_.name + ": time_scale must be > 0");
   }
@@ -75,24 +74,9 @@ void EmulatedDevice::shutdown() {
   pool_.shutdown();
 }
 
-void EmulatedDevice::add_context(ContextId ctx, ContextOptions options) {
-  if (!contexts_.emplace(ctx, options).second) {
-    throw std::invalid_argument("EmulatedDevice " + profile_.name + ": context " +
-                                std::to_string(raw(ctx)) + " added twice");
-  }
-}
-
 void EmulatedDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  queues_.check_new_stream(stream, ctx, contexts_.count(ctx) != 0, options);
+  check_new_stream(stream, ctx, options);
   queues_.add_stream(stream, options, StreamState{});
-}
-
-std::size_t EmulatedDevice::queued(StreamId stream) const {
-  return queues_.queued(stream);
-}
-
-std::size_t EmulatedDevice::in_flight(StreamId stream) const {
-  return queues_.in_flight(stream);
 }
 
 DurationNs EmulatedDevice::scaled(DurationNs ns) const noexcept {
@@ -115,12 +99,7 @@ void EmulatedDevice::submit(const OpSpec& op) {
     throw std::invalid_argument(queues_.owner() + ": op " + std::to_string(raw(op.id)) +
                                 ": a CPU compute op needs its model");
   }
-  const std::uint32_t slot = queues_.enqueue(si);
-  OpState& st = queues_.op(slot);
-  st.spec = op;
-  st.submitted_ns = runtime_.now();
-  st.stream = si;
-  st.phase = Phase::Queued;
+  enqueue_op(si, op, runtime_.now());
   // Issuing and dispatching call no observer notification (only is_complete), so they can run
   // here: queued()/in_flight() are right at once and an idle stream starts without a delay.
   evaluate();
@@ -222,10 +201,7 @@ void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
   s.busy = true;
 
   Task t;
-  t.device = this;
-  t.stream = op.stream;
-  t.slot = slot;
-  t.token = queues_.token(slot);
+  fill_ticket(t, this, slot);
   t.kind = op.spec.kind;
   t.setup_ns = scaled(op.spec.setup_ns);
   t.solo_ns = scaled(op.spec.solo_ns);
@@ -240,13 +216,7 @@ void EmulatedDevice::dispatch(StreamState& s, std::uint32_t slot) {
   } else if (is_copy(op.spec.kind)) {
     prepare_copy(op, t);
   }
-  runtime_.add_pending();
-  try {
-    pool_.submit([t = std::move(t)] { execute(t); });
-  } catch (...) {
-    runtime_.done_pending();
-    throw;
-  }
+  runtime_.hand_off([&] { pool_.submit([t = std::move(t)] { execute(t); }); });
 }
 
 // ---- worker side ----
@@ -396,37 +366,24 @@ OpRecord EmulatedDevice::make_record(const OpState& op, OpStatus status, TimeNs 
   return op_record(op.spec, status, op.submitted_ns, op.start_reported ? op.started_ns : now, now);
 }
 
-std::size_t EmulatedDevice::drop_pending(JobId job) {
-  return remove_job(job, false);
-}
-
-std::size_t EmulatedDevice::abort(JobId job) {
-  return remove_job(job, true);
-}
-
 std::size_t EmulatedDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
-  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
-  std::vector<OpRecord> records;  // rare path: allocation is fine
-  std::size_t n = 0;
-  const auto take = [&](std::uint32_t slot) {
+  const auto take = [&](std::uint32_t slot, OpStatus status) -> std::optional<OpRecord> {
     OpState& op = queues_.op(slot);
-    ++n;
+    std::optional<OpRecord> report_now;
     if (op.phase == Phase::Running) {
       // A worker holds it: cancelled now, reported when the worker lets go (on_finished).
       queues_.stream(op.stream).aborting = make_record(op, status, now);
       queues_.stream(op.stream).aborting_started = op.start_reported;
     } else {
-      records.push_back(make_record(op, status, now));
+      report_now = make_record(op, status, now);
     }
     if (op.cancel) op.cancel->cancel();  // the worker lets go; its posts are ignored
     free_slot(slot);
+    return report_now;
   };
-  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; });
-  if (n == 0) return 0;
-  evaluate();
-  for (const OpRecord& r : records) observer_->on_op_finished(r);
-  return n;
+  return remove_and_report(
+      job, issued_too, take, [](OpState& op) { op.phase = Phase::Issued; }, [this] { evaluate(); });
 }
 
 }  // namespace gpumux

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -18,10 +19,8 @@ using sim_device_detail::positive_finite;
 // ---- set-up ----
 
 SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
-    : id_(id),
-      profile_(std::move(profile)),
+    : QueuedDevice(id, std::move(profile), "SimDevice"),
       runtime_(runtime),
-      queues_("SimDevice " + profile_.name),
       last_update_(runtime.now()) {
   // A CPU has no link and no MPS: only the fields the device will use must make sense.
   const bool ok = positive_finite(profile_.concurrent_efficiency) &&
@@ -45,10 +44,7 @@ SimDevice::~SimDevice() {
 }
 
 void SimDevice::add_context(ContextId ctx, ContextOptions options) {
-  if (context_tsg_.count(ctx) != 0) {
-    throw std::invalid_argument("SimDevice " + profile_.name + ": context " +
-                                std::to_string(raw(ctx)) + " added twice");
-  }
+  QueuedDevice::add_context(ctx, options);  // throws for a duplicate
   std::uint32_t tsg;
   if (options.mps && mps_tsg_ >= 0) {
     tsg = static_cast<std::uint32_t>(mps_tsg_);
@@ -62,19 +58,10 @@ void SimDevice::add_context(ContextId ctx, ContextOptions options) {
 }
 
 void SimDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions options) {
-  const auto it = context_tsg_.find(ctx);
-  queues_.check_new_stream(stream, ctx, it != context_tsg_.end(), options);
+  check_new_stream(stream, ctx, options);
   StreamState s;
-  s.tsg = it->second;
+  s.tsg = context_tsg_.at(ctx);
   queues_.add_stream(stream, options, std::move(s));
-}
-
-std::size_t SimDevice::queued(StreamId stream) const {
-  return queues_.queued(stream);
-}
-
-std::size_t SimDevice::in_flight(StreamId stream) const {
-  return queues_.in_flight(stream);
 }
 
 // ---- commands ----
@@ -103,14 +90,6 @@ void SimDevice::submit(const OpSpec& op) {
   request_evaluate();
 }
 
-std::size_t SimDevice::drop_pending(JobId job) {
-  return remove_job(job, false);
-}
-
-std::size_t SimDevice::abort(JobId job) {
-  return remove_job(job, true);
-}
-
 void SimDevice::dependencies_changed() {
   // Only a head waiting for its dependencies can be unblocked; the engine calls this on every
   // completion anywhere, so skip the evaluation event when nothing waits. waiting_heads_ counts
@@ -127,9 +106,7 @@ void SimDevice::dependencies_changed() {
 std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
   const TimeNs now = runtime_.now();
   if (issued_too) advance(now);  // bank progress at the old rates before the set changes
-  const OpStatus status = issued_too ? OpStatus::Aborted : OpStatus::Dropped;
-  std::vector<OpRecord> records;  // rare path: allocation is fine
-  const auto take = [&](std::uint32_t o) {
+  const auto take = [&](std::uint32_t o, OpStatus status) -> std::optional<OpRecord> {
     const OpState& op = queues_.op(o);
     if (op.phase != Phase::Queued) {
       // A start not yet reported (same evaluation) is withdrawn: the op never started.
@@ -140,17 +117,16 @@ std::size_t SimDevice::remove_job(JobId job, bool issued_too) {
         }
       }
     }
-    records.push_back(make_record(op, status, now));
+    OpRecord r = make_record(op, status, now);  // every op stops at once: reported now
     queues_.release(o);
+    return r;
   };
-  queues_.remove_job(job, issued_too, take, [](OpState& op) { op.phase = Phase::Waiting; });
-  if (records.empty()) return 0;
-  heads_changed_ = true;
-  request_evaluate();
-  if (observer_ != nullptr) {
-    for (const OpRecord& r : records) observer_->on_op_finished(r);
-  }
-  return records.size();
+  return remove_and_report(
+      job, issued_too, take, [](OpState& op) { op.phase = Phase::Waiting; },
+      [this] {
+        heads_changed_ = true;
+        request_evaluate();
+      });
 }
 
 void SimDevice::issue(StreamState& s) {

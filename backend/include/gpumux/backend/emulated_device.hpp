@@ -55,6 +55,7 @@
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
 #include "gpumux/device.hpp"
+#include "gpumux/queued_device.hpp"
 #include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
@@ -74,34 +75,48 @@ struct EmulatedDeviceOptions {
   std::size_t cpu_region_bytes = std::size_t{16} << 20;
 };
 
-class EmulatedDevice final : public Device {
+/// EmulatedDevice's op and stream state (StreamQueues' payload types, named before the class
+/// because its base QueuedDevice takes them).
+namespace emulated_device_detail {
+
+enum class Phase : std::uint8_t { Free, Queued, Issued, Running };
+
+struct OpState {
+  OpSpec spec;
+  TimeNs submitted_ns = 0;
+  TimeNs started_ns = 0;
+  std::uint32_t stream = 0;
+  Phase phase = Phase::Free;
+  bool start_reported = false;
+  std::shared_ptr<CancelToken> cancel;  ///< while Running
+};
+
+struct StreamState : QueuedStream {
+  bool busy = false;  ///< a worker is executing (or winding down) an op
+  /// The record of an aborted op its worker still holds: reported when the worker lets go.
+  std::optional<OpRecord> aborting;
+  bool aborting_started = false;  ///< its start was reported
+};
+
+}  // namespace emulated_device_detail
+
+class EmulatedDevice final
+    : public QueuedDevice<emulated_device_detail::OpState, emulated_device_detail::StreamState> {
  public:
   /// `runtime` and `store` must outlive the device. Throws std::invalid_argument for a bad
   /// time_scale or profile (as SimDevice).
   EmulatedDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, HostStore& store,
                  EmulatedDeviceOptions options = {});
   ~EmulatedDevice() override;
-  EmulatedDevice(const EmulatedDevice&) = delete;
-  EmulatedDevice& operator=(const EmulatedDevice&) = delete;
 
-  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
-  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
-  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
-  /// Contexts are accepted and recorded (no time slicing is modelled). Throws
-  /// std::invalid_argument for a duplicate.
-  void add_context(ContextId ctx, ContextOptions options) override;
+  // Contexts are recorded (QueuedDevice::add_context); no time slicing is modelled.
   /// Throws std::invalid_argument for a duplicate stream, an unknown context or
   /// max_in_flight == 0.
   void add_stream(StreamId stream, ContextId ctx, StreamOptions options) override;
 
   /// Throws as SimDevice::submit.
   void submit(const OpSpec& op) override;
-  std::size_t drop_pending(JobId job) override;
-  std::size_t abort(JobId job) override;
   void dependencies_changed() override;
-
-  [[nodiscard]] std::size_t queued(StreamId stream) const override;
-  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
 
   /// The host buffer standing in for device memory (GPU; nullptr for a CPU).
   [[nodiscard]] void* arena_base() noexcept override { return arena_.data(); }
@@ -120,31 +135,10 @@ class EmulatedDevice final : public Device {
   void shutdown();
 
  private:
-  enum class Phase : std::uint8_t { Free, Queued, Issued, Running };
-
-  struct OpState {
-    OpSpec spec;
-    TimeNs submitted_ns = 0;
-    TimeNs started_ns = 0;
-    std::uint32_t stream = 0;
-    Phase phase = Phase::Free;
-    bool start_reported = false;
-    std::shared_ptr<CancelToken> cancel;  ///< while Running
-  };
-
-  struct StreamState : QueuedStream {
-    bool busy = false;  ///< a worker is executing (or winding down) an op
-    /// The record of an aborted op its worker still holds: reported when the worker lets go.
-    std::optional<OpRecord> aborting;
-    bool aborting_started = false;  ///< its start was reported
-  };
+  using Phase = emulated_device_detail::Phase;
 
   /// What a worker needs to execute one op (copied out of OpState: slots are reused).
-  struct Task {
-    EmulatedDevice* device = nullptr;
-    std::uint32_t stream = 0;
-    std::uint32_t slot = 0;
-    std::uint64_t token = 0;
+  struct Task : WorkTicket<EmulatedDevice> {
     OpKind kind = OpKind::Host;
     DurationNs setup_ns = 0;     ///< scaled
     DurationNs solo_ns = 0;      ///< scaled
@@ -171,7 +165,6 @@ class EmulatedDevice final : public Device {
     std::shared_ptr<CancelToken> cancel;
   };
 
-  [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
   void free_slot(std::uint32_t slot);
   void issue(StreamState& s);
   void evaluate();
@@ -179,7 +172,7 @@ class EmulatedDevice final : public Device {
   void prepare_copy(const OpState& op, Task& t);
   [[nodiscard]] DurationNs scaled(DurationNs ns) const noexcept;
   [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs now) const;
-  std::size_t remove_job(JobId job, bool issued_too);
+  std::size_t remove_job(JobId job, bool issued_too) override;
 
   // Worker side.
   static void execute(const Task& t) noexcept;
@@ -189,15 +182,9 @@ class EmulatedDevice final : public Device {
   void on_finished(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
                    TimeNs t1);
 
-  DeviceId id_;
-  DeviceProfile profile_;
   RealRuntime& runtime_;
   HostStore& store_;
   EmulatedDeviceOptions options_;
-  DeviceObserver* observer_ = nullptr;
-
-  std::map<ContextId, ContextOptions> contexts_;
-  StreamQueues<OpState, StreamState> queues_;
 
   HostBuffer arena_;       ///< GPU: stands in for device memory
   HostBuffer host_state_;  ///< GPU: D2H destination / migration source

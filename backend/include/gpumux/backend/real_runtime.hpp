@@ -104,6 +104,19 @@ class RealRuntime final : public Runtime {
   void add_pending() noexcept;
   /// Any thread: retires one add_pending().
   void done_pending() noexcept;
+  /// Hands device work to another thread: add_pending(), then hand() (e.g. a WorkerPool
+  /// submit whose task post()s back and retires it). If hand() throws, nothing was handed: the
+  /// add_pending() is retired and the exception propagates.
+  template <class Hand>
+  void hand_off(Hand hand) {
+    add_pending();
+    try {
+      hand();
+    } catch (...) {
+      done_pending();
+      throw;
+    }
+  }
   [[nodiscard]] std::int64_t pending() const noexcept;
 
   /// Runtime thread (or after run() returned).

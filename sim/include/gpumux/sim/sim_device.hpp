@@ -65,6 +65,7 @@
 
 #include "gpumux/device.hpp"
 #include "gpumux/device_profile.hpp"
+#include "gpumux/queued_device.hpp"
 #include "gpumux/runtime.hpp"
 #include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
@@ -73,20 +74,42 @@
 
 namespace gpumux {
 
-class SimDevice final : public Device {
+/// SimDevice's op and stream state (StreamQueues' payload types, named before the class
+/// because its base QueuedDevice takes them).
+namespace sim_device_detail {
+
+enum class Phase : std::uint8_t { Queued, Waiting, Setup, Latency, Running };
+enum class Resource : std::uint8_t { None, Compute, H2D, D2H };
+
+struct OpState {
+  OpSpec spec;
+  TimeNs submitted_ns = 0;
+  TimeNs started_ns = 0;
+  TimeNs phase_end_ns = 0;   ///< Setup, Latency, and a Host op's main phase
+  TimeNs finish_ns = 0;      ///< fluid main phase: projected completion at `rate`
+  double remaining = 0;      ///< fluid main phase: ns of solo work, or bytes
+  double rate = 0;           ///< units per ns
+  double cap = 0;            ///< compute: demand; copies: per-copy bandwidth cap
+  std::uint32_t stream = 0;  ///< stream index in queues_
+  Phase phase = Phase::Queued;
+  Resource resource = Resource::None;
+};
+
+struct StreamState : QueuedStream {
+  std::uint32_t tsg = 0;
+};
+
+}  // namespace sim_device_detail
+
+class SimDevice final
+    : public QueuedDevice<sim_device_detail::OpState, sim_device_detail::StreamState> {
  public:
   /// `runtime` must outlive the device. Throws std::invalid_argument for a profile whose
   /// concurrent_efficiency (GPU: also mps_efficiency, pageable_factor) is not positive.
   SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime);
   ~SimDevice() override;
-  SimDevice(const SimDevice&) = delete;
-  SimDevice& operator=(const SimDevice&) = delete;
 
-  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
-  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
-
-  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
-  /// Throws std::invalid_argument for a duplicate context.
+  /// Each context is a TSG, MPS ones share one. Throws std::invalid_argument for a duplicate.
   void add_context(ContextId ctx, ContextOptions options) override;
   /// Throws std::invalid_argument for a duplicate stream, an unknown context or
   /// max_in_flight == 0.
@@ -96,38 +119,14 @@ class SimDevice final : public Device {
   /// outside (0, 1]), std::logic_error (no observer set; a copy on a CPU or over a link of
   /// zero bandwidth).
   void submit(const OpSpec& op) override;
-  std::size_t drop_pending(JobId job) override;
-  std::size_t abort(JobId job) override;
   void dependencies_changed() override;
-
-  /// Throw std::invalid_argument for an unknown stream.
-  [[nodiscard]] std::size_t queued(StreamId stream) const override;
-  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
 
   /// Paid context switches so far (GPU time slicing).
   [[nodiscard]] std::uint64_t context_switches() const noexcept { return context_switches_; }
 
  private:
-  enum class Phase : std::uint8_t { Queued, Waiting, Setup, Latency, Running };
-  enum class Resource : std::uint8_t { None, Compute, H2D, D2H };
-
-  struct OpState {
-    OpSpec spec;
-    TimeNs submitted_ns = 0;
-    TimeNs started_ns = 0;
-    TimeNs phase_end_ns = 0;   ///< Setup, Latency, and a Host op's main phase
-    TimeNs finish_ns = 0;      ///< fluid main phase: projected completion at `rate`
-    double remaining = 0;      ///< fluid main phase: ns of solo work, or bytes
-    double rate = 0;           ///< units per ns
-    double cap = 0;            ///< compute: demand; copies: per-copy bandwidth cap
-    std::uint32_t stream = 0;  ///< stream index in queues_
-    Phase phase = Phase::Queued;
-    Resource resource = Resource::None;
-  };
-
-  struct StreamState : QueuedStream {
-    std::uint32_t tsg = 0;
-  };
+  using Phase = sim_device_detail::Phase;
+  using Resource = sim_device_detail::Resource;
 
   // Small and built field by field (no zero-filled OpRecord per start): a finished op's
   // record lives in finished_, at index `value`.
@@ -139,7 +138,6 @@ class SimDevice final : public Device {
     std::string_view what;  ///< Note (a literal)
   };
 
-  [[nodiscard]] bool is_gpu() const noexcept { return profile_.kind == DeviceKind::Gpu; }
   void issue(StreamState& s);
   /// issue() when a finished head made room at `now`: an op it issues waited in the host
   /// queue, so it cannot start before now + host_round_trip_ns (kept in phase_end_ns, which
@@ -171,17 +169,13 @@ class SimDevice final : public Device {
   void deliver_notices();
   void schedule_next();
   void set_timer(TimeNs when_ns);
-  std::size_t remove_job(JobId job, bool issued_too);
+  std::size_t remove_job(JobId job, bool issued_too) override;
 
-  DeviceId id_;
-  DeviceProfile profile_;
   Runtime& runtime_;
-  DeviceObserver* observer_ = nullptr;
 
   std::map<ContextId, std::uint32_t> context_tsg_;  ///< context -> TSG index
   std::vector<bool> tsg_mps_;                       ///< per TSG, in registration order
   std::int64_t mps_tsg_ = -1;
-  StreamQueues<OpState, StreamState> queues_;
 
   // progress
   TimeNs last_update_ = 0;

@@ -68,6 +68,7 @@
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
 #include "gpumux/device.hpp"
+#include "gpumux/queued_device.hpp"
 #include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
@@ -107,30 +108,52 @@ class EventPool {
   std::vector<Pair> all_;
 };
 
-class CudaDevice final : public Device {
+/// CudaDevice's op and stream state (StreamQueues' payload types, named before the class
+/// because its base QueuedDevice takes them).
+namespace cuda_device_detail {
+
+enum class Phase : std::uint8_t { Free, Queued, Issued, Launching, Enqueued };
+
+struct OpState {
+  OpSpec spec;
+  TimeNs submitted_ns = 0;
+  TimeNs handed_ns = 0;
+  TimeNs launched_ns = 0;        ///< host time its launcher recorded the start event
+  TimeNs reported_start_ns = 0;  ///< what on_op_started said (when start_reported)
+  bool start_reported = false;
+  bool waits_on_gpu = false;  ///< enqueued behind a GPU-side wait on another stream's op
+  std::uint32_t stream = 0;
+  Phase phase = Phase::Free;
+  bool host_side = false;
+  std::shared_ptr<EventPool::Pair> events;
+  std::shared_ptr<CancelToken> cancel;
+};
+
+struct StreamState : QueuedStream {
+  cudaStream_t cuda = nullptr;
+  bool launching = false;  ///< its launcher is enqueuing an op (keeps CUDA order)
+  TimeNs last_end_ns = 0;  ///< end of its last reported GPU op (ops run in stream order)
+};
+
+}  // namespace cuda_device_detail
+
+class CudaDevice final
+    : public QueuedDevice<cuda_device_detail::OpState, cuda_device_detail::StreamState> {
  public:
   /// `runtime` and `store` must outlive the device; profile.memory_bytes becomes the arena's
   /// real size (so the Engine never places memory beyond it). Throws CudaError, OutOfMemory.
   CudaDevice(DeviceId id, DeviceProfile profile, RealRuntime& runtime, PinnedWeightStore& store,
              CudaDeviceOptions options);
   ~CudaDevice() override;
-  CudaDevice(const CudaDevice&) = delete;
-  CudaDevice& operator=(const CudaDevice&) = delete;
 
-  [[nodiscard]] DeviceId id() const noexcept override { return id_; }
-  [[nodiscard]] const DeviceProfile& profile() const noexcept override { return profile_; }
-  void set_observer(DeviceObserver* observer) noexcept override { observer_ = observer; }
-  void add_context(ContextId ctx, ContextOptions options) override;
+  // Contexts are recorded (QueuedDevice::add_context): all gpumux contexts of a device share
+  // this process's CUDA context (no MPS model).
   /// Creates the CUDA stream. Throws std::invalid_argument (duplicate, unknown context,
   /// max_in_flight == 0), CudaError.
   void add_stream(StreamId stream, ContextId ctx, StreamOptions options) override;
   /// Throws as SimDevice::submit.
   void submit(const OpSpec& op) override;
-  std::size_t drop_pending(JobId job) override;
-  std::size_t abort(JobId job) override;
   void dependencies_changed() override;
-  [[nodiscard]] std::size_t queued(StreamId stream) const override;
-  [[nodiscard]] std::size_t in_flight(StreamId stream) const override;
   [[nodiscard]] void* arena_base() noexcept override { return arena_.base(); }
 
   /// Records the reference event that maps device time onto the runtime's clock. The
@@ -147,35 +170,10 @@ class CudaDevice final : public Device {
   [[nodiscard]] PinnedStateBuffer& state_buffer() noexcept { return state_; }
 
  private:
-  enum class Phase : std::uint8_t { Free, Queued, Issued, Launching, Enqueued };
-
-  struct OpState {
-    OpSpec spec;
-    TimeNs submitted_ns = 0;
-    TimeNs handed_ns = 0;
-    TimeNs launched_ns = 0;        ///< host time its launcher recorded the start event
-    TimeNs reported_start_ns = 0;  ///< what on_op_started said (when start_reported)
-    bool start_reported = false;
-    bool waits_on_gpu = false;  ///< enqueued behind a GPU-side wait on another stream's op
-    std::uint32_t stream = 0;
-    Phase phase = Phase::Free;
-    bool host_side = false;
-    std::shared_ptr<EventPool::Pair> events;
-    std::shared_ptr<CancelToken> cancel;
-  };
-
-  struct StreamState : QueuedStream {
-    cudaStream_t cuda = nullptr;
-    bool launching = false;  ///< its launcher is enqueuing an op (keeps CUDA order)
-    TimeNs last_end_ns = 0;  ///< end of its last reported GPU op (ops run in stream order)
-  };
+  using Phase = cuda_device_detail::Phase;
 
   /// Everything a launcher needs (copied: slots are reused).
-  struct Launch {
-    CudaDevice* device = nullptr;
-    std::uint32_t stream = 0;
-    std::uint32_t slot = 0;
-    std::uint64_t token = 0;
+  struct Launch : WorkTicket<CudaDevice> {
     OpSpec spec;
     cudaStream_t cuda = nullptr;
     bool host_side = false;
@@ -195,7 +193,7 @@ class CudaDevice final : public Device {
   bool try_hand(StreamState& s);
   [[nodiscard]] OpRecord make_record(const OpState& op, OpStatus status, TimeNs start,
                                      TimeNs end) const;
-  std::size_t remove_job(JobId job, bool issued_too);
+  std::size_t remove_job(JobId job, bool issued_too) override;
   [[nodiscard]] TimeNs event_time(cudaEvent_t e);
   void maybe_reanchor(TimeNs now);
   void release_clock() noexcept;
@@ -229,12 +227,9 @@ class CudaDevice final : public Device {
   void on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
                     TimeNs t1);
 
-  DeviceId id_;
-  DeviceProfile profile_;
   RealRuntime& runtime_;
   PinnedWeightStore& store_;
   CudaDeviceOptions options_;
-  DeviceObserver* observer_ = nullptr;
   CudaArena arena_;
   CudaLayerExecutor executor_;
   EventPool events_;
@@ -242,8 +237,6 @@ class CudaDevice final : public Device {
   std::vector<CudaDevice*> peers_;
   int priority_low_ = 0, priority_high_ = 0;  ///< CUDA's range (numerically high = low)
 
-  std::map<ContextId, ContextOptions> contexts_;
-  StreamQueues<OpState, StreamState> queues_;
   std::unordered_map<std::uint64_t, std::uint32_t> enqueued_;  ///< OpId -> slot (Enqueued ops)
   /// Token -> record of an aborted op a launcher or the GPU still holds (reported at its end).
   struct Aborting {
