@@ -460,6 +460,7 @@ int run_calibration_on_gpu(const CalibrationOptions& options) {
   if (quick) command += " --quick";
   profile["provenance"] = command + " on " + gpu + ", " + when;
   profile["calibrated"] = calibrated;
+  profile["calibrated_precision"] = "fp32";  // the executor options above (D37)
   raw["command"] = command;
   raw["wall_s"] = static_cast<double>(host_ns(t_begin, Clock::now())) * 1e-9;
   profile["calibration"] = raw;

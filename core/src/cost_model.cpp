@@ -84,6 +84,9 @@ const std::vector<DurationNs>* CostModel::calibrated_times(const Model& model, s
                                                            Pass pass) const {
   if (pass == Pass::Update) return nullptr;
   const DeviceProfile& p = *profile_;
+  // Times measured in one precision say nothing exact about another: the roofline, which
+  // models the precision, serves then (D37).
+  if (options_.precision != p.calibrated_precision) return nullptr;
   const auto m = p.calibrated.find(model.name());
   if (m == p.calibrated.end()) return nullptr;
   const auto b = m->second.find(batch);

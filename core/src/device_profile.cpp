@@ -231,6 +231,7 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   }
 
   p.provenance = r.string_or("provenance", "");
+  p.calibrated_precision = r.choice_or("calibrated_precision", kPrecisionNames, Precision::Fp32);
 
   if (const auto* cal = r.optional("calibrated")) {
     JsonReader models(*cal, file, "calibrated");

@@ -228,6 +228,15 @@ TEST_CASE("Calibrated per-layer times override the roofline", "[cost_model]") {
   CHECK(cost.op_ns(model, LayerRange{0, 2}, 1, Pass::Backward, false) == 10500);
   // batch 8 is not calibrated: the roofline (26215 from above)
   CHECK(cost.layer_compute_ns(model, 0, 8, Pass::Forward) == 26215);
+  // Measured in fp32 (the default): not applied at bf16, where the roofline serves; applied
+  // when the profile says they were measured in bf16.
+  const CostModel bf16(profile, CostOptions{Precision::Bf16, 500});
+  CHECK(bf16.layer_compute_ns(model, 0, 1, Pass::Forward) != 5000);
+  auto bf16_profile = profile;
+  bf16_profile.calibrated_precision = Precision::Bf16;
+  const CostModel bf16_calibrated(bf16_profile, CostOptions{Precision::Bf16, 500});
+  CHECK(bf16_calibrated.layer_compute_ns(model, 0, 1, Pass::Forward) == 5000);
+  CHECK(bf16_calibrated.op_ns(model, LayerRange{0, 2}, 1, Pass::Forward, false) == 5700);
   // batch 2 has the wrong number of layers: an error naming the profile and entry
   CHECK_THROWS_WITH(cost.layer_compute_ns(model, 0, 2, Pass::Forward),
                     Catch::Matchers::Contains("hand: calibrated.two.2: has 3 forward times"));

@@ -97,6 +97,9 @@ struct DeviceProfile {
 
   /// Calibrated per-layer times: model name -> batch -> times (optional).
   std::map<std::string, std::map<std::uint32_t, LayerTimes>, std::less<>> calibrated;
+  /// The precision `calibrated` was measured in (key calibrated_precision, default fp32: what
+  /// `gpumux calibrate` runs). The cost model uses those times only at this precision (D37).
+  Precision calibrated_precision = Precision::Fp32;
   /// Provenance of the profile as a whole ("datasheet", or a calibration run's GPU/driver/date).
   std::string provenance;
 
