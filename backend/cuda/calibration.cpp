@@ -47,6 +47,7 @@
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
 #include "gpumux/backend/cuda/round_trip_calibration.hpp"
+#include "gpumux/backend/cuda/training_layout.hpp"
 #include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
@@ -191,28 +192,16 @@ CopyFit measure_copy(cudaStream_t s, void* dst, const void* src, cudaMemcpyKind 
 json layer_times(CudaLayerExecutor& exec, const Model& m, std::uint32_t batch, cudaStream_t s,
                  int warmup, int reps) {
   const std::uint32_t n = m.layer_count();
-  // Training layout per layer: weights, gradients, momentum.
-  std::vector<std::uint64_t> offset(n + 1, 0);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    offset[i + 1] = offset[i] + ((m.layer(i).weight_bytes * 3 + 255) & ~std::uint64_t{255});
-  }
-  DeviceBuffer weights(std::max<std::size_t>(offset[n], 256));
+  const TrainingLayout layout(m);
+  DeviceBuffer weights(layout.weight_region_bytes());
   GPUMUX_CUDA_TRY(static_cast<cudaError_t>(
       gpumux_fill_weights(weights.data(), weights.size() / 4, seed_for(m.name().c_str()), 0, s)));
   const std::uint64_t act_bytes = std::min<std::uint64_t>(
       m.training_activation_bytes_per_sample() * batch, std::uint64_t{1} << 30);
   DeviceBuffer act(std::max<std::size_t>(act_bytes, 256));
   auto mem = [&](std::uint32_t i) {
-    LayerMemory lm;
-    const std::uint64_t wb = m.layer(i).weight_bytes;
-    auto* base = static_cast<std::byte*>(weights.data()) + offset[i];
-    lm.weights = wb > 0 ? base : nullptr;
-    lm.weight_bytes = wb;
-    lm.grads = wb > 0 ? base + wb : nullptr;
-    lm.slots = wb > 0 ? base + 2 * wb : nullptr;
-    lm.activations = static_cast<std::byte*>(act.data());
-    lm.activation_bytes = act.size();
-    return lm;
+    return layout.layer(i, static_cast<std::byte*>(weights.data()),
+                        static_cast<std::byte*>(act.data()), act.size(), /*training=*/true);
   };
   std::vector<cudaEvent_t> ev(n + 1);
   for (auto& e : ev) GPUMUX_CUDA_TRY(cudaEventCreate(&e));

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/backend/cuda/training_layout.hpp"
 #include "gpumux/errors.hpp"
 #include "kernels.h"
 
@@ -16,12 +17,8 @@ namespace {
 void warm_up_one(CudaLayerExecutor& exec, const Model& m, const ModelUse& use, cudaStream_t s,
                  std::byte* region, std::uint64_t region_bytes) {
   const std::uint32_t n = m.layer_count();
-  // The training layout per layer (weights, gradients, slots), as the device's arena holds it.
-  std::vector<std::uint64_t> offset(n + 1, 0);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    offset[i + 1] = offset[i] + ((m.layer(i).weight_bytes * 3 + 255) & ~std::uint64_t{255});
-  }
-  const std::uint64_t weight_bytes = std::max<std::uint64_t>(offset[n], 256);
+  const TrainingLayout layout(m);
+  const std::uint64_t weight_bytes = layout.weight_region_bytes();
   const std::uint64_t per_sample = use.training ? m.training_activation_bytes_per_sample()
                                                 : m.inference_activation_bytes_per_sample();
   const std::uint64_t act_bytes = std::max<std::uint64_t>(
@@ -35,16 +32,7 @@ void warm_up_one(CudaLayerExecutor& exec, const Model& m, const ModelUse& use, c
       static_cast<cudaError_t>(gpumux_fill_weights(region, weight_bytes / 4, /*seed=*/1, 0, s)));
   std::byte* act = region + weight_bytes;
   const auto mem = [&](std::uint32_t i) {
-    LayerMemory lm;
-    const std::uint64_t wb = m.layer(i).weight_bytes;
-    auto* base = region + offset[i];
-    lm.weights = wb > 0 ? base : nullptr;
-    lm.weight_bytes = wb;
-    lm.grads = wb > 0 && use.training ? base + wb : nullptr;
-    lm.slots = wb > 0 && use.training ? base + 2 * wb : nullptr;
-    lm.activations = act;
-    lm.activation_bytes = act_bytes;
-    return lm;
+    return layout.layer(i, region, act, act_bytes, use.training);
   };
   for (std::uint32_t i = 0; i < n; ++i) exec.forward(m, i, use.batch, mem(i), s);
   if (use.training) {
