@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <catch2/catch.hpp>
 
+#include "gpu_test_support.hpp"
 #include "gpumux/backend/cpu_executor.hpp"
 #include "gpumux/backend/cuda/cuda_arena.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
@@ -25,45 +26,12 @@
 #include "test_support.hpp"
 
 using namespace gpumux;
+using gpu_test::catalog;
+using gpu_test::gpu_setup;
+using gpu_test::Recorder;
+using gpu_test::require_gpu;
 
 namespace {
-
-void require_gpu() {
-  if (cuda_device_count() == 0) {
-    FAIL(
-        "no usable GPU: the [gpu] tests need one (run `ctest -L gpu` on a GPU machine; CI "
-        "excludes them with `ctest -LE gpu`)");
-  }
-}
-
-const ModelCatalog& catalog() {
-  static ModelCatalog c(test::source_dir() / "traces" / "models");
-  return c;
-}
-
-PlatformSetup gpu_setup(nlohmann::json params = {{"preload", "none"}}) {
-  PlatformSetup setup;
-  setup.profiles.push_back(
-      find_device_profile(test::source_dir() / "traces" / "devices", "h100-sxm"));
-  setup.models = &catalog();
-  params["arena_gib"] = 4;
-  setup.params = params;
-  return setup;
-}
-
-class Recorder final : public DeviceObserver {
- public:
-  void on_op_started(OpId op, TimeNs t) override { started[op] = t; }
-  void on_op_finished(const OpRecord& r) override {
-    if (!ended.emplace(r.op, r).second) FAIL("op reported twice");
-  }
-  [[nodiscard]] bool is_complete(OpId op) const noexcept override {
-    const auto it = ended.find(op);
-    return it != ended.end() && it->second.status == OpStatus::Ok;
-  }
-  std::map<OpId, TimeNs> started;
-  std::map<OpId, OpRecord> ended;
-};
 
 double rel_error(const std::vector<float>& got, const std::vector<float>& want) {
   double num = 0, den = 0;

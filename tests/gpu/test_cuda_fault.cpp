@@ -7,13 +7,13 @@
 #include <catch2/catch.hpp>
 
 #include "../cli/cli_harness.hpp"
-#include "gpumux/backend/cuda/cuda_platform.hpp"
+#include "gpu_test_support.hpp"
 
 using namespace cli_test;
 
 TEST_CASE("cuda: a GPU fault ends the run with exit 1, naming the op, with no result folder",
           "[gpu]") {
-  if (gpumux::cuda_device_count() == 0) FAIL("no usable GPU: the [gpu] tests need one");
+  gpu_test::require_gpu();
   const fs::path out = scratch() / "faulted";
   // timeout(1): a hang fails the test (exit 124) instead of stalling the suite.
   const Outcome r = gpumux_shell("timeout 120 '" + std::string(GPUMUX_BINARY) +

@@ -2,51 +2,27 @@
 // training job's model at the size its first load copies (weights, gradients, momentum), so
 // the load pins nothing at run time. On the H100 of 2026-11-25, before this, the first training
 // load of ResNet-50 waited 147 ms while the store grew from the weights to 3x the weights.
-#include <map>
-
 #include <catch2/catch.hpp>
 
+#include "gpu_test_support.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
-#include "test_support.hpp"
 
 using namespace gpumux;
 
-namespace {
-
-class Ends final : public DeviceObserver {
- public:
-  void on_op_started(OpId /*op*/, TimeNs /*when_ns*/) override {}
-  void on_op_finished(const OpRecord& r) override { ended[raw(r.op)] = r; }
-  [[nodiscard]] bool is_complete(OpId op) const noexcept override {
-    const auto it = ended.find(raw(op));
-    return it != ended.end() && it->second.status == OpStatus::Ok;
-  }
-  std::map<std::uint64_t, OpRecord> ended;
-};
-
-}  // namespace
-
 TEST_CASE("cuda: a preloaded training job's first load pins nothing at run time", "[gpu]") {
-  if (cuda_device_count() == 0) FAIL("no usable GPU: the [gpu] tests need one");
-  static const ModelCatalog catalog(test::source_dir() / "traces" / "models");
-  const Model& m = catalog.at("resnet50");
+  gpu_test::require_gpu();
+  const Model& m = gpu_test::catalog().at("resnet50");
   const std::uint32_t factor = 2 + optimizer_slots(Optimizer::Momentum);  // as the engine asks
-  PlatformSetup setup;
-  setup.profiles.push_back(
-      find_device_profile(test::source_dir() / "traces" / "devices", "h100-sxm"));
-  setup.models = &catalog;
+  PlatformSetup setup = gpu_test::gpu_setup(nlohmann::json::object());    // preload, warm-up
   setup.workload_models = {"resnet50"};
   setup.workload_uses = {ModelUse{"resnet50", 32, true, factor}};
-  setup.params = {{"arena_gib", 4}};  // preload "workload" and warm-up: the defaults
   CudaPlatform platform(setup);
   const std::uint64_t pinned_at_start = platform.store().pinned_bytes();
   CHECK(pinned_at_start >= m.weight_bytes() * factor);
 
   CudaDevice& dev = *platform.gpu(0);
-  Ends ends;
+  gpu_test::Recorder ends;
   dev.set_observer(&ends);
   dev.add_context(ContextId{0}, {});
   dev.add_stream(StreamId{0}, ContextId{0}, StreamOptions{0, 1});
@@ -62,6 +38,6 @@ TEST_CASE("cuda: a preloaded training job's first load pins nothing at run time"
   dev.submit(load);
   platform.real_runtime().run();
   REQUIRE(ends.ended.size() == 1);
-  CHECK(ends.ended.at(0).status == OpStatus::Ok);
+  CHECK(ends.ended.at(OpId{0}).status == OpStatus::Ok);
   CHECK(platform.store().pinned_bytes() == pinned_at_start);
 }
