@@ -97,6 +97,9 @@ JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const 
   job.kind = JobKind::Inference;
   read_job_fields(r, job, /*read_kind=*/false);
 
+  if (const auto* dynamic = r.optional("dynamic")) {
+    job.dynamic = parse_request_variability(*dynamic, file, r.path_of("dynamic"), repo_root);
+  }
   const auto& arrivals = r.required("arrivals");
   JsonReader a(arrivals, file, r.path_of("arrivals"));
   const std::string generator = a.required_string("generator");
@@ -332,6 +335,13 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
     if (!std::binary_search(models.begin(), models.end(), job.model)) {
       fail_at(origins[i], job.name, "model",
               "unknown model '" + job.model + "'; valid names: " + join(models));
+    }
+    if (job.dynamic) {
+      try {
+        job.dynamic->resolve(catalog.at(job.model));
+      } catch (const std::invalid_argument& e) {
+        fail_at(origins[i], job.name, "dynamic", e.what());
+      }
     }
     if (auto [it, fresh] = seen.emplace(job.name, i); !fresh) {
       fail_at(origins[i], job.name, "name", "duplicate job name '" + job.name + "'");

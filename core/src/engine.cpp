@@ -4,6 +4,7 @@
 #include "gpumux/engine.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "engine_impl.hpp"
 
@@ -21,6 +22,13 @@ std::vector<JobState> make_states(const std::vector<JobSpec>& specs, const Model
     s.spec = &specs[i];
     s.model = &models.at(specs[i].model);
     s.arrival_ns = specs[i].arrival_ns;
+    if (specs[i].dynamic) {
+      try {
+        specs[i].dynamic->resolve(*s.model);
+      } catch (const std::invalid_argument& e) {
+        throw Error("job '" + specs[i].name + "': dynamic: " + e.what());
+      }
+    }
     s.residency.resize(devices.size());
     for (std::size_t d = 0; d < devices.size(); ++d) {
       auto& r = s.residency[d];
@@ -48,7 +56,8 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
       events_(runtime_),
       hooks_(policy_, *this),
       placement_(devices_, runtime_, events_),
-      sources_(runtime_, states_, events_, hooks_),
+      sources_(runtime_, states_, events_, hooks_, options.seed),
+      serving_(specs_.size(), kExecTimeWindow),
       rng_(options.seed) {
   costs_.reserve(devices_.size());
   for (Device* d : devices_) {
@@ -153,10 +162,11 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
         case OpPurpose::Backward:
         case OpPurpose::Update:
           s.attained_ns += r.finished_ns - r.started_ns;
+          s.unit_device_ns += r.finished_ns - r.started_ns;
           s.completed = info.after;
           // The op's own hook comes first, then the unit's and the job's.
           hooks_.op_complete(info.job, r);
-          if (info.ends_unit) complete_unit(s, r);
+          if (info.ends_unit) complete_unit(s, r, info.batch_requests);
           break;
         default:
           hooks_.op_complete(info.job, r);
@@ -178,7 +188,9 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
   hooks_.drain();
 }
 
-void EngineImpl::complete_unit(JobState& s, const OpRecord& r) {
+void EngineImpl::complete_unit(JobState& s, const OpRecord& r, std::uint32_t requests) {
+  const DurationNs unit_ns = s.unit_device_ns;
+  s.unit_device_ns = 0;
   if (s.training()) {
     ++s.iterations_done;
     events_.iteration_end(s.id, s.iterations_done);
@@ -188,8 +200,16 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r) {
       hooks_.iteration_end(s.id, r);
     }
   } else {
-    const RequestSources::Completed done = sources_.complete_request(s);
-    hooks_.request_complete(s.id, done.request, r);
+    // The batch's time and each member's own work feed the online estimates (D38).
+    const std::size_t job = index_of(s.id);
+    serving_.add_batch(job, requests, unit_ns);
+    RequestSources::Completed done{};
+    for (std::uint32_t i = 0; i < requests; ++i) {
+      const RequestId req = s.pending_requests.front();
+      serving_.add_request(job, request_solo_ns(s, sources_.work_of(req), r.device));
+      done = sources_.complete_request(s);
+      hooks_.request_complete(s.id, done.request, r);
+    }
     if (!done.more) finish_job(s, EndReason::Finished);
   }
   // Activations are released when nothing further of the job is dispatched.
@@ -215,10 +235,14 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
     case OpPurpose::Forward:
     case OpPurpose::Backward:
     case OpPurpose::Update:
-      if (info.before < s.dispatched) s.dispatched = info.before;
+      if (info.before < s.dispatched) {
+        s.dispatched = info.before;
+        s.open_batch = info.batch_requests;  // the unit at the cursor keeps its batch
+      }
       if (lose_unit) {
         s.dispatched = progress::unit_start(s.completed);
         s.completed = s.dispatched;
+        s.unit_device_ns = 0;
       }
       break;
     case OpPurpose::LoadWeights:

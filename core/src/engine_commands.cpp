@@ -8,28 +8,10 @@
 #include <cmath>
 #include <string>
 
+#include "command_helpers.hpp"
 #include "engine_impl.hpp"
 
 namespace gpumux {
-
-namespace {
-
-std::string job_label(const JobSpec& spec) {
-  return "'" + spec.name + "'";
-}
-
-/// The part of an op every command states: whose, where, which kind and what for.
-OpSpec op_spec(JobId job, DeviceId device, StreamId stream, OpKind kind, OpPurpose purpose) {
-  OpSpec spec;
-  spec.job = job;
-  spec.device = device;
-  spec.stream = stream;
-  spec.kind = kind;
-  spec.purpose = purpose;
-  return spec;
-}
-
-}  // namespace
 
 JobState& EngineImpl::active_job(JobId id, const char* command) {
   check_job(id, command);
@@ -80,79 +62,6 @@ void EngineImpl::check_issued(const std::vector<OpHandle>& after, const char* co
 void EngineImpl::add_context_dep(OpSpec& spec, StreamId stream, const char* command) const {
   const ContextInfo& ctx = contexts_[index_of(streams_[index_of(stream)].context)];
   if (ctx.has_start_op) add_dep(spec, ctx.start_op, command);
-}
-
-OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions options) {
-  JobState& s = active_job(job, "dispatch");
-  check_stream(stream, "dispatch");
-  if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
-  check_issued(options.after, "dispatch");
-  const DeviceId device = streams_[index_of(stream)].device;
-  if (!s.has_dispatchable_work()) {
-    fail("dispatch", "job " + job_label(*s.spec) + " has no work to dispatch (" +
-                         (s.training() ? "all iterations dispatched" : "no pending request") + ")");
-  }
-  // Training state must be whole on the device; inference needs the layers it runs.
-  const LayerRange range = progress::range_for(s, s.dispatched, options.layers);
-  const LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : range;
-  if (!s.resident_or_loading(device, needed)) {
-    fail("dispatch", "weights of job " + job_label(*s.spec) + " layers [" +
-                         std::to_string(needed.first) + ", " + std::to_string(needed.last) +
-                         ") are not on device " + std::to_string(raw(device)) +
-                         " (load or migrate them first)");
-  }
-
-  const Pass pass = s.dispatched.pass;
-  OpSpec spec = op_spec(job, device, stream, OpKind::Compute,
-                        pass == Pass::Forward    ? OpPurpose::Forward
-                        : pass == Pass::Backward ? OpPurpose::Backward
-                                                 : OpPurpose::Update);
-  spec.model = s.model;
-  spec.layers = range;
-  spec.pass = pass;
-  spec.batch = s.spec->batch;
-  spec.inference = s.inference();
-  OpCostMemo& costs = cost_memos_[index_of(device)];
-  const OpCostMemo::Compute cost =
-      spec.pass == Pass::Update
-          ? costs.update_compute(*s.model, s.spec->optimizer)
-          : costs.op_compute(*s.model, range, s.spec->batch, spec.pass, s.inference());
-  const OpKernels& kernels = cost.kernels;
-  spec.solo_ns = kernels.solo_ns();
-  spec.kernels = kernels.kernels;
-  spec.gpu_ns = kernels.gpu_ns;
-  spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
-  spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
-  spec.setup_ns = options.setup_ns;
-  spec.demand = cost.demand;
-  auto& res = s.residency[index_of(device)];
-  add_context_dep(spec, stream, "dispatch");
-  if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
-  // Wait for the loads (or migration) bringing in these layers.
-  for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
-    if (res.layers[i] == Residency::Loading) add_dep(spec, res.loading_op[i], "dispatch");
-  }
-  for (const OpHandle& h : options.after) {
-    if (h.valid()) add_dep(spec, h.op, "dispatch");
-  }
-
-  // Every check passed: only now allocate the activations (may throw OutOfMemory).
-  placement_.ensure_activations(s, device);
-  if (is_gpu(device)) {
-    spec.layer_offsets = res.offsets.data();
-    spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
-    spec.activation_offset = res.activations.offset;
-  }
-  OpInfo info = OpInfo::of(spec);
-  info.before = s.dispatched;
-  info.after = progress::advance(s, s.dispatched, range.size(), &info.ends_unit);
-  info.counts_in_flight = true;
-  s.dispatched = info.after;
-  s.device = device;
-  const OpId id = new_op(spec, info);
-  s.last_op = id;
-  s.has_last_op = true;
-  return OpHandle{id, true};
 }
 
 OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, LoadOptions options) {

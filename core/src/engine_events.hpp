@@ -77,6 +77,15 @@ class EngineEvents {
     e.b = latency_ns;
     emit(e);
   }
+  void request_drop(JobId job, RequestId request, DurationNs waited_ns, std::string_view reason) {
+    Event e;
+    e.kind = EventKind::RequestDrop;
+    e.job = raw(job);
+    e.a = static_cast<std::int64_t>(raw(request));
+    e.b = waited_ns;
+    e.label = stream_.intern(reason);
+    emit(e);
+  }
   void iteration_end(JobId job, std::uint64_t iterations_done) {
     Event e;
     e.kind = EventKind::IterationEnd;

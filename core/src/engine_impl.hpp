@@ -32,6 +32,7 @@
 #include "op_table.hpp"
 #include "placement.hpp"
 #include "request_sources.hpp"
+#include "serving_state.hpp"
 
 namespace gpumux {
 
@@ -146,6 +147,21 @@ class EngineImpl final : public DeviceObserver, public Context {
     return placement_.fits_after(states_[index_of(job)], device, reserve_bytes);
   }
   [[nodiscard]] std::mt19937_64& rng() noexcept override { return rng_; }
+  [[nodiscard]] TimeNs request_deadline(RequestId r) const override {
+    if (!sources_.known(r)) fail("request_deadline", "unknown request");
+    return sources_.deadline_of(r);
+  }
+  [[nodiscard]] const ExecTimeWindow& batch_times(JobId job,
+                                                  std::uint32_t requests) const override {
+    check_job(job, "batch_times");
+    return serving_.batch_times(index_of(job), requests);
+  }
+  [[nodiscard]] const ExecTimeWindow& request_times(JobId job) const override {
+    check_job(job, "request_times");
+    return serving_.request_times(index_of(job));
+  }
+  [[nodiscard]] DurationNs estimate_batch_ns(JobId job, DeviceId device,
+                                             std::uint32_t requests) const override;
 
   // Context: commands (engine_commands.cpp)
   ContextId create_context(DeviceId device, ContextOptions options, ContextStart start,
@@ -160,6 +176,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   TimerId set_timer(DurationNs delay_ns, std::uint64_t tag) override;
   void cancel_timer(TimerId id) override;
   void reject(JobId job, std::string_view reason) override;
+  void drop_request(RequestId r, std::string_view reason) override;
   void record(std::string_view metric, double value) override;
 
  private:
@@ -206,8 +223,23 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// Makes `spec` wait for the start-up (process, context) of `stream`'s context, if any.
   void add_context_dep(OpSpec& spec, StreamId stream, const char* command) const;
 
+  /// One op of a dispatch (engine_batching.cpp builds the list): what it runs, at what batch.
+  struct OpPiece {
+    const Model* model = nullptr;
+    LayerRange layers{};
+    std::uint32_t batch = 1;  ///< samples
+  };
+  /// The ops a dispatch of `s` at its cursor issues (D38): one, over `range` at the unit's
+  /// batch, unless the service is dynamic, whose batch's members decide what runs (the deepest
+  /// exit, the longest input; a compacting model's exits split it into shrinking pieces).
+  void plan_pieces(JobState& s, LayerRange range, std::uint32_t members, std::vector<OpPiece>& out);
+  /// Solo time of one request's drawn work at the service's batch, on `device`.
+  DurationNs request_solo_ns(const JobState& s, std::uint32_t work, DeviceId device);
+
   // the job state machine (engine.cpp)
-  void complete_unit(JobState& s, const OpRecord& r);
+  /// The unit of `s` that op record `r` ends is complete: a training iteration, or a batch of
+  /// `requests` requests (the oldest pending ones).
+  void complete_unit(JobState& s, const OpRecord& r, std::uint32_t requests);
   void finish_job(JobState& s, EndReason how, std::string_view detail = {});
   void rewind(JobState& s, const OpInfo& info, bool lose_unit);
 
@@ -227,6 +259,9 @@ class EngineImpl final : public DeviceObserver, public Context {
   HookQueue hooks_;
   Placement placement_;
   RequestSources sources_;
+  mutable ServingState serving_;
+  std::vector<OpPiece> pieces_;              // plan_pieces' output, reused
+  std::vector<std::uint32_t> work_scratch_;  // plan_pieces' members' work, reused
   std::vector<ContextInfo> contexts_;
   std::vector<StreamInfo> streams_;
   OpTable<OpInfo> ops_;          // finished ops are released: memory O(ops in flight)

@@ -6,9 +6,21 @@
 namespace gpumux::progress {
 
 std::uint64_t ephemeral_bytes(const JobState& s) noexcept {
-  const std::uint64_t per_sample = s.training() ? s.model->training_activation_bytes_per_sample()
-                                                : s.model->inference_activation_bytes_per_sample();
-  const std::uint64_t batch = s.spec->batch;
+  return ephemeral_bytes(s, s.open_batch);
+}
+
+std::uint64_t ephemeral_bytes(const JobState& s, std::uint32_t requests) noexcept {
+  std::uint64_t per_sample = s.training() ? s.model->training_activation_bytes_per_sample()
+                                          : s.model->inference_activation_bytes_per_sample();
+  // An input-length service's requests may run at up to max_tokens: room for the longest.
+  const RequestVariability* v = s.spec->dynamic.get();
+  if (v != nullptr && v->kind == VariabilityKind::InputLength && s.model->sequence_length() > 0) {
+    const std::uint64_t len = s.model->sequence_length();
+    per_sample = (per_sample / len + 1) * v->max_tokens;
+  }
+  const std::uint64_t batch =
+      s.training() ? s.spec->batch
+                   : std::uint64_t{s.spec->batch} * std::max<std::uint32_t>(1, requests);
   if (batch > 0 && per_sample > std::numeric_limits<std::uint64_t>::max() / batch) {
     return std::numeric_limits<std::uint64_t>::max();
   }

@@ -35,9 +35,10 @@ namespace gpumux::progress {
 }
 
 /// The cursor after an op of `layers` layers at `c`; sets `*ends_unit` when that op ends
-/// the iteration or request.
+/// the iteration or request. A unit that is a batch of `unit_step` requests moves the cursor
+/// past all of them (D38).
 [[nodiscard]] inline Cursor advance(const JobState& s, Cursor c, std::uint32_t layers,
-                                    bool* ends_unit) noexcept {
+                                    bool* ends_unit, std::uint32_t unit_step = 1) noexcept {
   const std::uint32_t n_layers = s.model->layer_count();
   *ends_unit = false;
   if (c.pass == Pass::Update) {
@@ -49,7 +50,7 @@ namespace gpumux::progress {
   if (c.pass == Pass::Forward && s.training()) return Cursor{c.unit, Pass::Backward, 0};
   if (c.pass == Pass::Backward) return Cursor{c.unit, Pass::Update, 0};
   *ends_unit = true;
-  return Cursor{c.unit + 1, Pass::Forward, 0};
+  return Cursor{c.unit + unit_step, Pass::Forward, 0};
 }
 
 /// The cursor of a unit started over (after an abort loses the unit in progress).
@@ -69,8 +70,11 @@ namespace gpumux::progress {
   return s.model->weight_bytes() * state_factor(s);
 }
 
-/// Bytes of activations an open unit holds (saturating, so an absurd model cannot look small).
+/// Bytes of activations an open unit holds (saturating, so an absurd model cannot look small):
+/// the unit's batch of requests (JobState::open_batch) for inference.
 [[nodiscard]] std::uint64_t ephemeral_bytes(const JobState& s) noexcept;
+/// The same for a unit serving `requests` requests.
+[[nodiscard]] std::uint64_t ephemeral_bytes(const JobState& s, std::uint32_t requests) noexcept;
 
 /// The kernels of the op at cursor `c` over `r`, from the device's cost memo.
 [[nodiscard]] inline OpKernels op_kernels(const JobState& s, OpCostMemo& costs, const Cursor& c,

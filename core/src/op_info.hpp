@@ -23,6 +23,7 @@ struct OpInfo {
   Cursor before{};  ///< the job's dispatch cursor before this op (compute)
   Cursor after{};   ///< ... and after it
   bool ends_unit = false;
+  std::uint32_t batch_requests = 1;  ///< requests the op's unit serves (dynamic batching)
   bool complete = false;
   bool finished = false;  ///< complete, dropped or aborted
   bool counts_in_flight = false;

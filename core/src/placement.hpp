@@ -18,6 +18,7 @@
 #include "gpumux/job_state.hpp"
 #include "gpumux/memory.hpp"
 #include "gpumux/runtime.hpp"
+#include "job_progress.hpp"
 
 namespace gpumux {
 
@@ -55,7 +56,13 @@ class Placement {
   /// Activations for the unit being dispatched, if not held yet (inline: once per dispatch).
   void ensure_activations(JobState& s, DeviceId device) {
     const auto& res = s.residency[index_of(device)];
-    if (res.activations.valid() || !is_gpu(device)) return;
+    if (!is_gpu(device)) return;
+    if (res.activations.valid()) {
+      // A larger batch than the held activations were sized for (D38): the caller has
+      // checked that no op of the job runs on the device, so the block can move.
+      if (res.activations.bytes >= progress::ephemeral_bytes(s)) return;
+      free_activations(s, device);
+    }
     allocate_activations(s, device);
   }
   void release_activations(JobState& s, DeviceId device) {

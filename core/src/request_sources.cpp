@@ -6,8 +6,18 @@
 namespace gpumux {
 
 RequestSources::RequestSources(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events,
-                               HookQueue& hooks)
+                               HookQueue& hooks, std::uint64_t seed)
     : runtime_(runtime), jobs_(jobs), events_(events), hooks_(hooks) {
+  // One generator per dynamic service, seeded from (seed, job index) by splitmix64: a
+  // request's work depends on neither the policy nor the other services.
+  work_rngs_.resize(jobs_.size());
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!jobs_[j].spec->dynamic) continue;
+    std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (j + 1));
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    work_rngs_[j] = std::make_unique<std::mt19937_64>(x ^ (x >> 31));
+  }
   // Every job arrival and open-loop request arrival, merged in (time, kind, order) order.
   std::uint64_t seq = 0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -57,7 +67,8 @@ void RequestSources::arrive_request(JobId job, TimeNs when_ns) {
   JobState& s = jobs_[index_of(job)];
   if (s.done()) return;
   const RequestId id{requests_.size()};
-  requests_.push_back({job, when_ns});
+  const auto& rng = work_rngs_[index_of(job)];
+  requests_.push_back({job, when_ns, rng ? s.spec->dynamic->draw(*rng) : 0});
   s.pending_requests.push_back(id);
   events_.request_arrival(job, id);
   hooks_.request_arrival(job, id);
@@ -65,7 +76,7 @@ void RequestSources::arrive_request(JobId job, TimeNs when_ns) {
 
 bool RequestSources::schedule_client_send(const JobState& s, TimeNs earliest_ns) {
   const ClosedLoop& cl = s.spec->closed_loop;
-  const std::uint64_t issued = s.requests_done + s.pending_requests.size();
+  const std::uint64_t issued = s.requests_done + s.requests_dropped + s.pending_requests.size();
   if (cl.count != 0 && issued >= cl.count) return false;
   const TimeNs next = cl.next_send_time(earliest_ns);
   if (next == kTimeNever) return false;
@@ -81,14 +92,29 @@ RequestSources::Completed RequestSources::complete_request(JobState& s) {
   s.pending_requests.pop_front();
   ++s.requests_done;
   events_.request_end(s.id, req, runtime_.now() - requests_[index_of(req)].arrival_ns);
-  bool more;
+  return {req, more_after_end(s)};
+}
+
+bool RequestSources::drop_request(JobState& s, RequestId r, std::string_view reason) {
+  const auto it = std::find(s.pending_requests.begin(), s.pending_requests.end(), r);
+  s.pending_requests.erase(it);
+  ++s.requests_dropped;
+  events_.request_drop(s.id, r, runtime_.now() - requests_[index_of(r)].arrival_ns, reason);
+  return more_after_end(s);
+}
+
+bool RequestSources::more_after_end(const JobState& s) {
   if (s.spec->closed_loop.enabled) {
     const ClosedLoop& cl = s.spec->closed_loop;
-    more = schedule_client_send(s, runtime_.now() + cl.think_ns) || !s.pending_requests.empty();
-  } else {
-    more = s.requests_done < s.spec->requests_ns.size();
+    return schedule_client_send(s, runtime_.now() + cl.think_ns) || !s.pending_requests.empty();
   }
-  return {req, more};
+  return s.requests_done + s.requests_dropped < s.spec->requests_ns.size();
+}
+
+TimeNs RequestSources::deadline_of(RequestId r) const {
+  const RequestInfo& info = requests_[index_of(r)];
+  const DurationNs slo = jobs_[index_of(info.job)].spec->slo_ns;
+  return slo > 0 ? info.arrival_ns + slo : kTimeNever;
 }
 
 }  // namespace gpumux

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <random>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "engine_events.hpp"
@@ -22,9 +25,10 @@ namespace gpumux {
 
 class RequestSources {
  public:
-  /// `jobs` (indexed by job id) must outlive this and stay in place.
-  RequestSources(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events,
-                 HookQueue& hooks);
+  /// `jobs` (indexed by job id) must outlive this and stay in place. `seed` seeds the draws of
+  /// dynamic services' per-request work (one generator per service, D38).
+  RequestSources(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events, HookQueue& hooks,
+                 std::uint64_t seed);
 
   /// Schedules the first trace arrival (call once, when the run starts).
   void start() { schedule_next_arrival(); }
@@ -36,6 +40,10 @@ class RequestSources {
   [[nodiscard]] bool known(RequestId r) const noexcept { return index_of(r) < requests_.size(); }
   [[nodiscard]] TimeNs arrival_ns(RequestId r) const { return requests_[index_of(r)].arrival_ns; }
   [[nodiscard]] JobId job_of(RequestId r) const { return requests_[index_of(r)].job; }
+  /// The request's drawn work (RequestVariability::draw); 0 for a static service's request.
+  [[nodiscard]] std::uint32_t work_of(RequestId r) const { return requests_[index_of(r)].work; }
+  /// Its deadline: arrival plus the service's SLO; kTimeNever without an SLO.
+  [[nodiscard]] TimeNs deadline_of(RequestId r) const;
 
   struct Completed {
     RequestId request;
@@ -44,11 +52,16 @@ class RequestSources {
   /// The job's oldest pending request is done: logs it and, for a closed-loop client,
   /// schedules the next send.
   Completed complete_request(JobState& s);
+  /// Drops waiting request `r` of `s` (checked by the caller: waiting, not dispatched): logs
+  /// it with `reason` and, like a completion, lets a closed-loop client send its next one.
+  /// Returns whether the job has requests still to come or to serve.
+  bool drop_request(JobState& s, RequestId r, std::string_view reason);
 
  private:
   struct RequestInfo {
     JobId job{};
     TimeNs arrival_ns = 0;
+    std::uint32_t work = 0;
   };
   struct Arrival {
     TimeNs t_ns;
@@ -64,6 +77,8 @@ class RequestSources {
   /// A closed-loop client's next send, no earlier than `earliest_ns`, if its count and time
   /// window allow one; returns whether one was scheduled.
   bool schedule_client_send(const JobState& s, TimeNs earliest_ns);
+  /// After a request of `s` ended (served or dropped): whether more are to come or be served.
+  bool more_after_end(const JobState& s);
 
   Runtime& runtime_;
   std::span<JobState> jobs_;
@@ -73,6 +88,8 @@ class RequestSources {
   std::size_t next_arrival_ = 0;
   std::vector<JobId> arrived_;
   std::vector<RequestInfo> requests_;
+  /// Per job: the generator of its requests' work (dynamic services only).
+  std::vector<std::unique_ptr<std::mt19937_64>> work_rngs_;
 };
 
 }  // namespace gpumux

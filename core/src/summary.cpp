@@ -87,6 +87,21 @@ nlohmann::json latency_stats(const std::vector<double>& ms) {
   return j;
 }
 
+/// The latency CDF of a service: its latency at every 5th percentile, p0 (the fastest) to
+/// p100 (the slowest), nearest rank; null with no request served.
+nlohmann::json latency_cdf(std::vector<double> ms) {
+  if (ms.empty()) return nullptr;
+  std::sort(ms.begin(), ms.end());
+  nlohmann::json out = nlohmann::json::array();
+  for (int p = 0; p <= 100; p += 5) {
+    const double rank = std::ceil(p / 100.0 * static_cast<double>(ms.size()));
+    const std::size_t idx =
+        std::min(rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1, ms.size() - 1);
+    out.push_back(ms[idx]);
+  }
+  return out;
+}
+
 /// num / den, or null when den is not positive (a rate or share of nothing).
 nlohmann::json ratio_or_null(double num, double den) {
   return den > 0 ? nlohmann::json(num / den) : nlohmann::json(nullptr);
@@ -216,6 +231,7 @@ nlohmann::json SummaryAccumulator::finish() {
   double total_gpu = 0, train_samples = 0, train_rate_sum = 0, goodput_sum = 0;
   std::uint64_t slo_total = 0, slo_met = 0, slo_judged = 0, train_iters = 0;
   std::uint64_t requests_arrived = 0, requests_unserved = 0, slo_services = 0, train_jobs = 0;
+  std::uint64_t requests_dropped = 0, slo_arrived = 0;
   OutcomeCounts outcomes_all{}, outcomes_training{};
   std::vector<double> train_jct, all_jct;
   std::vector<Interval> train_present;  // [arrival, end or run end) of each training job
@@ -275,8 +291,13 @@ nlohmann::json SummaryAccumulator::finish() {
       r["requests_arrived"] = rc.arrived;
       r["requests_unserved"] = rc.unserved;
       r["latency"] = latency_stats(a.latencies_ms);
+      r["latency_cdf_ms"] = latency_cdf(a.latencies_ms);
+      r["requests_dropped"] = a.dropped;
+      r["drop_rate"] =
+          ratio_or_null(static_cast<double>(a.dropped), static_cast<double>(rc.arrived));
       requests_arrived += rc.arrived;
       requests_unserved += rc.unserved;
+      requests_dropped += a.dropped;
       if (spec.slo_ns > 0) {
         ++slo_services;
         const std::uint64_t judged = served + rc.slo_missed_unserved;
@@ -287,6 +308,12 @@ nlohmann::json SummaryAccumulator::finish() {
         r["slo_attainment_arrived"] =
             ratio_or_null(static_cast<double>(a.slo_met), static_cast<double>(judged));
         r["goodput_per_s"] = ratio_or_null(static_cast<double>(a.slo_met), present_s);
+        // Finish rate (D38): on time / arrived; dropped, late and unserved requests all fail.
+        r["finish_rate"] =
+            ratio_or_null(static_cast<double>(a.slo_met), static_cast<double>(rc.arrived));
+        r["late_rate"] =
+            ratio_or_null(static_cast<double>(served - a.slo_met), static_cast<double>(rc.arrived));
+        slo_arrived += rc.arrived;
         if (present_s > 0) goodput_sum += static_cast<double>(a.slo_met) / present_s;
         slo_total += served;
         slo_judged += judged;
@@ -319,6 +346,13 @@ nlohmann::json SummaryAccumulator::finish() {
   inf["slo_attainment_arrived"] =
       ratio_or_null(static_cast<double>(slo_met), static_cast<double>(slo_judged));
   inf["goodput_per_s"] = slo_services == 0 ? none : nlohmann::json(goodput_sum);
+  inf["requests_dropped"] = requests_dropped;
+  inf["drop_rate"] =
+      ratio_or_null(static_cast<double>(requests_dropped), static_cast<double>(requests_arrived));
+  inf["finish_rate"] =
+      ratio_or_null(static_cast<double>(slo_met), static_cast<double>(slo_arrived));
+  inf["late_rate"] =
+      ratio_or_null(static_cast<double>(slo_total - slo_met), static_cast<double>(slo_arrived));
   out["inference"] = inf;
 
   auto mean = [](const std::vector<double>& v) {
@@ -391,12 +425,13 @@ nlohmann::json SummaryAccumulator::finish() {
 }
 
 void write_summary_csv(const nlohmann::json& summary, std::ostream& out) {
-  // The first 14 columns are those of earlier versions; the rest were added after them. A
+  // The first 14 columns are those of earlier versions (finish_rate .. requests_dropped came
+  // with format 3, D38); the rest were added after them. A
   // value that does not exist (no request served: no latency) is an empty cell, never 0.
   out << "name,kind,model,batch,status,jct_s,gpu_time_s,iterations,samples_per_s,requests,"
          "latency_p50_ms,latency_p99_ms,latency_mean_ms,slo_attainment,outcome,present_s,"
          "samples_per_s_present,requests_arrived,requests_unserved,slo_attainment_arrived,"
-         "goodput_per_s\n";
+         "goodput_per_s,finish_rate,late_rate,drop_rate,requests_dropped\n";
   auto num = [](const nlohmann::json& j, const char* key) -> std::string {
     if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
     return j[key].dump();
@@ -413,7 +448,8 @@ void write_summary_csv(const nlohmann::json& summary, std::ostream& out) {
         << r["outcome"].get<std::string>() << ',' << num(r, "present_s") << ','
         << num(r, "samples_per_s_present") << ',' << num(r, "requests_arrived") << ','
         << num(r, "requests_unserved") << ',' << num(r, "slo_attainment_arrived") << ','
-        << num(r, "goodput_per_s") << '\n';
+        << num(r, "goodput_per_s") << ',' << num(r, "finish_rate") << ',' << num(r, "late_rate")
+        << ',' << num(r, "drop_rate") << ',' << num(r, "requests_dropped") << '\n';
   }
   // ALL: run-wide values. samples_per_s is the run's samples over its end;
   // samples_per_s_present the sum of the jobs' rates over their time present.
@@ -424,7 +460,9 @@ void write_summary_csv(const nlohmann::json& summary, std::ostream& out) {
       << num(inf, "p50_ms") << ',' << num(inf, "p99_ms") << ',' << num(inf, "mean_ms") << ','
       << num(inf, "slo_attainment") << ",,," << num(tr, "samples_per_s_present_sum") << ','
       << num(inf, "requests_arrived") << ',' << num(inf, "requests_unserved") << ','
-      << num(inf, "slo_attainment_arrived") << ',' << num(inf, "goodput_per_s") << '\n';
+      << num(inf, "slo_attainment_arrived") << ',' << num(inf, "goodput_per_s") << ','
+      << num(inf, "finish_rate") << ',' << num(inf, "late_rate") << ',' << num(inf, "drop_rate")
+      << ',' << num(inf, "requests_dropped") << '\n';
 }
 
 }  // namespace gpumux

@@ -75,6 +75,9 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
         if (c.enabled && c.on_ns > 0 && e.t_ns < phase_end(c, e.t_ns - latency)) ++a.in_phase;
       }
       break;
+    case EventKind::RequestDrop:
+      if (has_job) ++st.acc[e.job].dropped;
+      break;
     case EventKind::IterationEnd:
       if (has_job) st.acc[e.job].iterations = iteration_of(e);
       break;

@@ -138,7 +138,9 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
   JobSpec job;
   read_job_fields(r, job, /*read_kind=*/true);
   if (job.kind == JobKind::Training) {
-    if (r.has("requests")) r.fail("requests", "not allowed for a training job");
+    for (const char* key : {"requests", "dynamic"}) {
+      if (r.has(key)) r.fail(key, "not allowed for a training job");
+    }
     const std::int64_t iterations = r.required_int("iterations");
     if (iterations < 1) r.fail("iterations", "must be >= 1");
     job.iterations = static_cast<std::uint64_t>(iterations);
@@ -146,6 +148,9 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
   } else {
     for (const char* key : {"iterations", "optimizer"}) {
       if (r.has(key)) r.fail(key, "not allowed for an inference job");
+    }
+    if (const auto* dynamic = r.optional("dynamic")) {
+      job.dynamic = parse_request_variability(*dynamic, r.file(), r.path_of("dynamic"), repo_root);
     }
     const auto& requests = r.required("requests");
     if (requests.is_array()) {

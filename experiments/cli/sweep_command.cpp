@@ -209,9 +209,9 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
   std::cout << std::left << std::setw(24) << "run" << std::right << std::setw(9) << "requests"
             << std::setw(9) << "unserved" << std::setw(10) << "p50 ms" << std::setw(11) << "p99 ms"
             << std::setw(11) << "mean ms" << std::setw(7) << "SLO %" << std::setw(10) << "goodput/s"
-            << std::setw(9) << "train/s" << std::setw(9) << "GPU util" << std::setw(11)
-            << "mean JCT s" << std::setw(9) << "finished" << std::setw(9) << "rejected"
-            << std::setw(12) << "not started"
+            << std::setw(10) << "finish %" << std::setw(8) << "drop %" << std::setw(9) << "train/s"
+            << std::setw(9) << "GPU util" << std::setw(11) << "mean JCT s" << std::setw(9)
+            << "finished" << std::setw(9) << "rejected" << std::setw(12) << "not started"
             << "\n";
   for (const auto& [label, file] : runs) {
     std::ifstream in(file);
@@ -247,7 +247,9 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
               << std::setw(10) << latency("p50_ms") << std::setw(11) << latency("p99_ms")
               << std::setw(11) << latency("mean_ms") << std::setw(7)
               << fixed(inf, "slo_attainment_arrived", 1, 100.0) << std::setw(10)
-              << fixed(inf, "goodput_per_s", 2) << std::setw(9) << fixed(tr, train_key, 1)
+              << fixed(inf, "goodput_per_s", 2) << std::setw(10)
+              << fixed(inf, "finish_rate", 1, 100.0) << std::setw(8)
+              << fixed(inf, "drop_rate", 1, 100.0) << std::setw(9) << fixed(tr, train_key, 1)
               << std::setw(8) << std::fixed << std::setprecision(1) << util * 100 << "%"
               << std::setw(11) << fixed(all, "mean_jct_s", 2) << std::setw(9)
               << count(all, to_string(JobOutcome::Finished)) << std::setw(9)

@@ -112,6 +112,8 @@ inline constexpr std::array<EventLayout, kEventKindCount> kEventLayouts = [] {
                  {Slot::Status, "status", "status"},
                  {Slot::A, "start", "started_ns"}}),
       d::layout(K::RequestEnd, "request_end", {d::job, d::a("request"), d::b("latency_ns")}),
+      d::layout(K::RequestDrop, "request_drop",
+                {d::job, d::a("request"), d::b("waited_ns"), d::label("reason")}),
       d::layout(K::IterationEnd, "iteration_end", {d::job, d::a("iteration"), d::unused_b}),
       d::layout(K::JobEnd, "job_end", {d::job, d::unused_a, d::unused_b, d::label("end")}),
       d::layout(K::Alloc, "alloc",
@@ -177,6 +179,8 @@ constexpr std::int64_t get_int(const Event& e) {
 GPUMUX_EVENT_INT(run_job_count, std::uint64_t, RunStart, "job_count")
 GPUMUX_EVENT_INT(request_of, std::uint64_t, RequestEnd, "request")
 GPUMUX_EVENT_INT(request_latency_ns, DurationNs, RequestEnd, "latency_ns")
+GPUMUX_EVENT_INT(dropped_request_of, std::uint64_t, RequestDrop, "request")
+GPUMUX_EVENT_INT(drop_waited_ns, DurationNs, RequestDrop, "waited_ns")
 GPUMUX_EVENT_INT(op_started_ns, TimeNs, OpEnd, "started_ns")
 GPUMUX_EVENT_INT(iteration_of, std::uint64_t, IterationEnd, "iteration")
 GPUMUX_EVENT_INT(alloc_bytes, std::int64_t, Alloc, "bytes")

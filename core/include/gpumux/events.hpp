@@ -32,6 +32,7 @@ enum class EventKind : std::uint8_t {
   OpStart,         ///< an op starts on its device
   OpEnd,           ///< an op ends: ran, dropped or aborted
   RequestEnd,      ///< a request is served
+  RequestDrop,     ///< a request is dropped by the policy, unserved (D38)
   IterationEnd,    ///< a training iteration completes
   JobEnd,          ///< a job ends (EndReason)
   Alloc,           ///< device memory is placed for a job

@@ -86,10 +86,16 @@ struct JobState {
   // progress
   std::uint64_t iterations_done = 0;       ///< training
   std::uint64_t requests_done = 0;         ///< inference
-  std::deque<RequestId> pending_requests;  ///< arrived, not finished, oldest first
-  Cursor dispatched;                       ///< next work to dispatch
-  Cursor completed;                        ///< next work to complete
-  OpId last_op{};                          ///< the job's latest compute/migrate/delay op
+  std::uint64_t requests_dropped = 0;      ///< inference: dropped by the policy (D38)
+  std::deque<RequestId> pending_requests;  ///< arrived, not finished or dropped, oldest first
+  /// Requests served by the unit at the dispatch cursor (dynamic batching, D38): set when a
+  /// unit's first op is dispatched, kept for its later ops.
+  std::uint32_t open_batch = 1;
+  /// Device time of the completed ops of the unit now completing (ops of a job run in order).
+  DurationNs unit_device_ns = 0;
+  Cursor dispatched;  ///< next work to dispatch
+  Cursor completed;   ///< next work to complete
+  OpId last_op{};     ///< the job's latest compute/migrate/delay op
   bool has_last_op = false;
   std::uint32_t ops_in_flight = 0;  ///< submitted compute/copy ops not yet finished
   DurationNs attained_ns = 0;       ///< device time of its completed compute ops
@@ -124,6 +130,10 @@ struct JobState {
   [[nodiscard]] std::uint64_t total_units() const noexcept;
   [[nodiscard]] std::uint64_t units_done() const noexcept {
     return training() ? iterations_done : requests_done;
+  }
+  /// Inference: arrived requests not yet dispatched (the tail of pending_requests).
+  [[nodiscard]] std::size_t requests_waiting() const noexcept {
+    return inference() ? pending_requests.size() - (dispatched.unit - requests_done) : 0;
   }
 };
 

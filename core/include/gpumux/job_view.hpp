@@ -68,7 +68,17 @@ class JobView {
   [[nodiscard]] std::uint64_t units_done() const noexcept { return s_->units_done(); }
   /// Work units (iterations or requests) in the whole job.
   [[nodiscard]] std::uint64_t total_units() const noexcept { return s_->total_units(); }
-  /// Requests arrived and not finished, oldest first.
+  /// Requests dropped by the policy (Context::drop_request).
+  [[nodiscard]] std::uint64_t requests_dropped() const noexcept { return s_->requests_dropped; }
+  /// Requests arrived and not yet dispatched: the last requests_waiting() entries of
+  /// pending_requests(), oldest first (dispatch serves them from the front; D38).
+  [[nodiscard]] std::size_t requests_waiting() const noexcept { return s_->requests_waiting(); }
+  /// The i-th waiting request, oldest first (i < requests_waiting(), checked).
+  [[nodiscard]] RequestId waiting_request(std::size_t i) const {
+    if (i >= requests_waiting()) throw std::out_of_range("waiting_request: index past the queue");
+    return s_->pending_requests[s_->pending_requests.size() - requests_waiting() + i];
+  }
+  /// Requests arrived and not finished (nor dropped), oldest first.
   [[nodiscard]] const std::deque<RequestId>& pending_requests() const noexcept {
     return s_->pending_requests;
   }

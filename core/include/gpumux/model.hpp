@@ -126,6 +126,17 @@ class Model {
   std::uint32_t sequence_length_ = 0;
 };
 
+/// The same sequence model run on inputs of `tokens` tokens instead of its sequence_length()
+/// (D38: input-length variability). Layers before the first one that reduces the sequence (a
+/// linear layer whose GEMM rows are not one per token, BERT's pooler) are per-token: their
+/// activation bytes and elementwise work scale with the length (attention's score work with its
+/// square), and every GEMM dimension equal to the old length takes the new one; weights are
+/// unchanged. Named "<name>@seq<tokens>", so calibrated per-layer times (measured at the
+/// model's own length) do not apply to it. Matches generate_zoo.py's bert_base_seq251 exactly
+/// (tests/unit/test_model_sequence.cpp). Throws std::invalid_argument for a model without a
+/// sequence length or tokens == 0.
+[[nodiscard]] Model at_sequence_length(const Model& base, std::uint32_t tokens);
+
 /// Parses one model file; throws TraceError naming the file and key.
 [[nodiscard]] Model load_model(const std::filesystem::path& file);
 /// The same from the text of a model file; `file` names it in messages.

@@ -24,6 +24,7 @@
 
 #include "gpumux/cost_model.hpp"
 #include "gpumux/device.hpp"
+#include "gpumux/exec_time_window.hpp"
 #include "gpumux/ids.hpp"
 #include "gpumux/job_view.hpp"
 #include "gpumux/memory.hpp"
@@ -47,6 +48,11 @@ struct DispatchOptions {
   /// Host-side cost paid after the dependencies are met and before the op starts, ns: a
   /// synchronisation (event wait, IPC message) per group, a yield check per node.
   DurationNs setup_ns = 0;
+  /// Inference, dynamic batching (D38): the unit this op starts serves the oldest `requests`
+  /// waiting requests as one batch (an op at batch size requests x the service's batch).
+  /// 0 = one request. Only a unit's first op chooses; its later ops keep the batch (0 or the
+  /// same number). A dynamic service's batch is one op over the whole pass (layers = 0).
+  std::uint32_t requests = 0;
 };
 
 struct LoadOptions {
@@ -131,6 +137,24 @@ class Context {
                                         std::uint64_t reserve_bytes) const = 0;
   [[nodiscard]] virtual std::mt19937_64& rng() noexcept = 0;
 
+  // ---- serving (D38) ---------------------------------------------------------------------
+  /// A request's deadline: its arrival plus its service's SLO; kTimeNever without an SLO.
+  [[nodiscard]] virtual TimeNs request_deadline(RequestId r) const = 0;
+  /// The device time of the service's completed batches of `requests` requests (one sample
+  /// per batch: the summed time of its ops; the last 1000 kept), as an online distribution
+  /// (Clockwork's per-(model, batch size) estimate). Empty until one completes.
+  [[nodiscard]] virtual const ExecTimeWindow& batch_times(JobId job,
+                                                          std::uint32_t requests) const = 0;
+  /// The solo-equivalent time of the service's completed requests, one sample per request:
+  /// the predicted time of that request's own work (its exit depth, its input length) alone
+  /// at the service's batch, as an observed exit or length maps to a profiled time (Orloj's
+  /// per-application distribution). A static service's samples are all equal.
+  [[nodiscard]] virtual const ExecTimeWindow& request_times(JobId job) const = 0;
+  /// Predicted solo time of a batch of `requests` requests of the job on `device`, each
+  /// running the whole model (its last exit; its model's own sequence length).
+  [[nodiscard]] virtual DurationNs estimate_batch_ns(JobId job, DeviceId device,
+                                                     std::uint32_t requests) const = 0;
+
   // ---- commands --------------------------------------------------------------------------
   /// `build`: with ColdProcess, the job whose model the new process constructs (and whose
   /// weights it reads) before its streams run; the copy to the device is still a load().
@@ -160,6 +184,10 @@ class Context {
   virtual void cancel_timer(TimerId id) = 0;
   /// Ends a job that will not run, with a reason recorded in the events.
   virtual void reject(JobId job, std::string_view reason) = 0;
+  /// Drops a waiting (arrived, not dispatched) request of an inference service: it is never
+  /// served, counts as a failure in the finish rate, and is logged with `reason` (D38).
+  /// Refused (PolicyError) for an unknown, served, dropped or dispatched request.
+  virtual void drop_request(RequestId r, std::string_view reason) = 0;
   /// Records a policy-specific metric sample (appears in events.jsonl and summary.json).
   /// The value must be finite (JSON has no NaN or infinity), else PolicyError.
   virtual void record(std::string_view metric, double value) = 0;

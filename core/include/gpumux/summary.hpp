@@ -48,7 +48,7 @@ inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 5> kJobOutc
 /// Version of the summary's contents. A sweep re-runs a point whose summary was made with
 /// another version (run_fingerprint.cpp), so figures never mix old and new metrics. Bump it
 /// when summary.json or summary.csv gain, lose or change a value.
-inline constexpr int kSummaryFormat = 2;
+inline constexpr int kSummaryFormat = 3;  // 3: finish, late and drop rates, latency CDF (D38)
 
 namespace summary_detail {
 struct State;

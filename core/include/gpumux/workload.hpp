@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -17,6 +18,7 @@
 #include "gpumux/enum_names.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/registry.hpp"
+#include "gpumux/request_variability.hpp"
 #include "gpumux/time.hpp"
 
 namespace gpumux {
@@ -56,6 +58,9 @@ struct JobSpec {
   std::vector<TimeNs> requests_ns;  ///< absolute request arrival times, sorted, >= arrival_ns
   DurationNs slo_ns = 0;            ///< 0 = no SLO
   ClosedLoop closed_loop;           ///< when enabled, requests_ns is empty
+  /// Per-request variability of a dynamic model (D38); null = every request is the same.
+  /// Shared by copies of the spec; resolved against the model before a run.
+  std::shared_ptr<RequestVariability> dynamic;
   // common
   int priority = 0;  ///< larger = more important
   double weight = 1.0;

@@ -1,0 +1,151 @@
+// The dispatch command (Context::dispatch, declared in engine_impl.hpp): a job's next compute
+// op. Inference units may batch several waiting requests (D38); a dynamic service's batch is
+// planned from its members' drawn work (engine_serving.cpp, plan_pieces) and may be several
+// chained ops (a compacting early-exit model). Every check comes before the first side effect
+// (D21); only OutOfMemory comes after them, from the activations, before anything else changes.
+#include <algorithm>
+#include <string>
+
+#include "command_helpers.hpp"
+#include "engine_impl.hpp"
+
+namespace gpumux {
+
+namespace {
+
+/// The compute purpose of a pass.
+OpPurpose purpose_of(Pass pass) {
+  return pass == Pass::Forward    ? OpPurpose::Forward
+         : pass == Pass::Backward ? OpPurpose::Backward
+                                  : OpPurpose::Update;
+}
+
+}  // namespace
+
+OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions options) {
+  JobState& s = active_job(job, "dispatch");
+  check_stream(stream, "dispatch");
+  if (options.setup_ns < 0) fail("dispatch", "negative setup_ns");
+  check_issued(options.after, "dispatch");
+  const DeviceId device = streams_[index_of(stream)].device;
+  if (!s.has_dispatchable_work()) {
+    fail("dispatch", "job " + job_label(*s.spec) + " has no work to dispatch (" +
+                         (s.training() ? "all iterations dispatched" : "no pending request") + ")");
+  }
+  // The unit's batch of requests: chosen by its first op, kept by the others (D38).
+  const bool unit_start = s.dispatched.pass == Pass::Forward && s.dispatched.layers_done == 0;
+  std::uint32_t members = 1;
+  if (s.training()) {
+    if (options.requests > 1) fail("dispatch", "requests > 1 batches an inference service");
+  } else if (unit_start) {
+    members = std::max<std::uint32_t>(1, options.requests);
+    if (members > s.requests_waiting()) {
+      fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
+                           job_label(*s.spec) + ", but " + std::to_string(s.requests_waiting()) +
+                           " are waiting");
+    }
+  } else {
+    members = s.open_batch;
+    if (options.requests != 0 && options.requests != members) {
+      fail("dispatch", "the unit in progress of job " + job_label(*s.spec) + " serves " +
+                           std::to_string(members) + " requests; a later op keeps that batch");
+    }
+  }
+  const LayerRange range = progress::range_for(s, s.dispatched, options.layers);
+  if (s.spec->dynamic && range.size() < s.layers_left_in_pass()) {
+    fail("dispatch", "job " + job_label(*s.spec) +
+                         " is a dynamic service: its batch runs as one op over the whole pass "
+                         "(layers = 0)");
+  }
+  plan_pieces(s, range, members, pieces_);
+  LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : pieces_.front().layers;
+  for (const OpPiece& p : pieces_) needed.last = std::max(needed.last, p.layers.last);
+  // Training state must be whole on the device; inference needs the layers it runs.
+  if (!s.resident_or_loading(device, needed)) {
+    fail("dispatch", "weights of job " + job_label(*s.spec) + " layers [" +
+                         std::to_string(needed.first) + ", " + std::to_string(needed.last) +
+                         ") are not on device " + std::to_string(raw(device)) +
+                         " (load or migrate them first)");
+  }
+  auto& res = s.residency[index_of(device)];
+  if (is_gpu(device) && res.activations.valid() && res.ops_in_flight > 0 &&
+      res.activations.bytes < progress::ephemeral_bytes(s, members)) {
+    fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
+                         job_label(*s.spec) +
+                         " needs more activation memory than its batch in flight holds; "
+                         "dispatch it when that batch completes");
+  }
+
+  const Pass pass = s.dispatched.pass;
+  OpSpec first = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
+  add_context_dep(first, stream, "dispatch");
+  if (s.has_last_op) add_dep(first, s.last_op, "dispatch");
+  // Wait for the loads (or migration) bringing in these layers.
+  for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
+    if (res.layers[i] == Residency::Loading) add_dep(first, res.loading_op[i], "dispatch");
+  }
+  for (const OpHandle& h : options.after) {
+    if (h.valid()) add_dep(first, h.op, "dispatch");
+  }
+
+  // Every check passed: only now allocate the activations (may throw OutOfMemory).
+  const std::uint32_t previous_batch = s.open_batch;
+  s.open_batch = members;
+  try {
+    placement_.ensure_activations(s, device);
+  } catch (...) {
+    s.open_batch = previous_batch;
+    throw;
+  }
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  s.device = device;
+  OpId id{};
+  for (std::size_t i = 0; i < pieces_.size(); ++i) {
+    const OpPiece& piece = pieces_[i];
+    const bool last = i + 1 == pieces_.size();
+    OpSpec spec = first;
+    if (i > 0) {
+      spec = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
+      add_dep(spec, id, "dispatch");  // the previous piece: a compacted batch runs in order
+    }
+    spec.model = piece.model;
+    spec.layers = piece.layers;
+    spec.pass = pass;
+    spec.batch = piece.batch;
+    spec.inference = s.inference();
+    const OpCostMemo::Compute cost =
+        pass == Pass::Update
+            ? costs.update_compute(*s.model, s.spec->optimizer)
+            : costs.op_compute(*piece.model, piece.layers, piece.batch, pass, s.inference());
+    const OpKernels& kernels = cost.kernels;
+    spec.solo_ns = kernels.solo_ns();
+    spec.kernels = kernels.kernels;
+    spec.gpu_ns = kernels.gpu_ns;
+    spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
+    spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
+    spec.setup_ns = i == 0 ? options.setup_ns : 0;
+    spec.demand = cost.demand;
+    if (is_gpu(device)) {
+      spec.layer_offsets = res.offsets.data();
+      spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
+      spec.activation_offset = res.activations.offset;
+    }
+    OpInfo info = OpInfo::of(spec);
+    info.before = s.dispatched;
+    info.batch_requests = members;
+    info.after = info.before;
+    if (last) {
+      // A dynamic batch that exits early still ends the pass: the cursor moves past it.
+      const std::uint32_t covered = s.spec->dynamic ? s.layers_left_in_pass() : range.size();
+      info.after = progress::advance(s, s.dispatched, covered, &info.ends_unit, members);
+    }
+    info.counts_in_flight = true;
+    if (last) s.dispatched = info.after;
+    id = new_op(spec, info);
+  }
+  s.last_op = id;
+  s.has_last_op = true;
+  return OpHandle{id, true};
+}
+
+}  // namespace gpumux
