@@ -1,7 +1,8 @@
 // The dispatch command (Context::dispatch, declared in engine_impl.hpp): a job's next compute
-// op. Inference units may batch several waiting requests (D38); a dynamic service's batch is
-// planned from its members' drawn work (engine_serving.cpp, plan_pieces) and may be several
-// chained ops (a compacting early-exit model). Every check comes before the first side effect
+// op. Inference units may batch several waiting requests (D38); a dynamic service's ops are
+// planned from their unit's members' drawn work (engine_serving.cpp, plan_pieces): layers past
+// the batch's deepest exit run nothing, and a compacting early-exit model's op may be several
+// chained ops. Every check comes before the first side effect
 // (D21); only OutOfMemory comes after them, from the activations, before anything else changes.
 #include <algorithm>
 #include <string>
@@ -52,11 +53,6 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     }
   }
   const LayerRange range = progress::range_for(s, s.dispatched, options.layers);
-  if (s.spec->dynamic && range.size() < s.layers_left_in_pass()) {
-    fail("dispatch", "job " + job_label(*s.spec) +
-                         " is a dynamic service: its batch runs as one op over the whole pass "
-                         "(layers = 0)");
-  }
   plan_pieces(s, range, members, pieces_);
   LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : pieces_.front().layers;
   for (const OpPiece& p : pieces_) needed.last = std::max(needed.last, p.layers.last);
@@ -135,9 +131,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     info.batch_requests = members;
     info.after = info.before;
     if (last) {
-      // A dynamic batch that exits early still ends the pass: the cursor moves past it.
-      const std::uint32_t covered = s.spec->dynamic ? s.layers_left_in_pass() : range.size();
-      info.after = progress::advance(s, s.dispatched, covered, &info.ends_unit, members);
+      info.after = progress::advance(s, s.dispatched, range.size(), &info.ends_unit, members);
     }
     info.counts_in_flight = true;
     if (last) s.dispatched = info.after;

@@ -232,6 +232,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// The ops a dispatch of `s` at its cursor issues (D38): one, over `range` at the unit's
   /// batch, unless the service is dynamic, whose batch's members decide what runs (the deepest
   /// exit, the longest input; a compacting model's exits split it into shrinking pieces).
+  /// Past the batch's deepest exit an op runs no layer (the pass goes on, empty, so a policy
+  /// that issues a pass group by group need not know where its batch exits).
   void plan_pieces(JobState& s, LayerRange range, std::uint32_t members, std::vector<OpPiece>& out);
   /// Solo time of one request's drawn work at the service's batch, on `device`.
   DurationNs request_solo_ns(const JobState& s, std::uint32_t work, DeviceId device);

@@ -17,8 +17,9 @@ void EngineImpl::plan_pieces(JobState& s, LayerRange range, std::uint32_t member
     out.push_back({s.model, range, s.training() ? s.spec->batch : samples});
     return;
   }
-  // The members are the oldest waiting requests; their work was drawn at arrival.
-  const std::size_t first = s.pending_requests.size() - s.requests_waiting();
+  // The unit's members: the requests from the dispatch cursor on (their work was drawn at
+  // arrival), the same for every op of the unit.
+  const std::size_t first = s.dispatched.unit - s.requests_done;
   std::vector<std::uint32_t>& work = work_scratch_;
   work.clear();
   for (std::uint32_t i = 0; i < members; ++i) {
@@ -26,23 +27,25 @@ void EngineImpl::plan_pieces(JobState& s, LayerRange range, std::uint32_t member
   }
   std::sort(work.begin(), work.end());
   if (v->kind == VariabilityKind::InputLength) {
-    // Lock-step: every member is padded to the longest input.
-    const Model& m = serving_.at_length(*s.model, work.back());
-    out.push_back({&m, LayerRange{0, m.layer_count()}, samples});
+    // Lock-step: every member is padded to the longest input; the layers are the model's.
+    out.push_back({&serving_.at_length(*s.model, work.back()), range, samples});
     return;
   }
-  if (!v->compacts) {
-    // Lock-step: the batch runs to its deepest member's exit.
-    out.push_back({s.model, LayerRange{0, work.back()}, samples});
+  // Early exit: the batch leaves the network after its deepest member's exit; the pass's
+  // layers past it run nothing.
+  const std::uint32_t end = std::min(range.last, work.back());
+  if (!v->compacts || end <= range.first) {
+    out.push_back({s.model, LayerRange{range.first, std::max(end, range.first)}, samples});
     return;
   }
   // Compacting: between consecutive exits only the members still in the batch run.
-  std::uint32_t start = 0;
-  for (std::size_t i = 0; i < work.size(); ++i) {
+  std::uint32_t start = range.first;
+  for (std::size_t i = 0; i < work.size() && start < end; ++i) {
     if (work[i] <= start) continue;
     const auto active = static_cast<std::uint32_t>(work.size() - i);
-    out.push_back({s.model, LayerRange{start, work[i]}, s.spec->batch * active});
-    start = work[i];
+    const std::uint32_t stop = std::min(work[i], end);
+    out.push_back({s.model, LayerRange{start, stop}, s.spec->batch * active});
+    start = stop;
   }
 }
 

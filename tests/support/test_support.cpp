@@ -34,8 +34,8 @@ ExperimentResult run_config(const nlohmann::json& doc) {
 
 std::vector<std::string> standard_traces() {
   return {"traces/workloads/small_mixed.jsonl", "traces/workloads/small_training_pair.jsonl",
-          "traces/workloads/small_inference_mix.jsonl",
-          "traces/workloads/small_multi_tenant.jsonl"};
+          "traces/workloads/small_inference_mix.jsonl", "traces/workloads/small_multi_tenant.jsonl",
+          "traces/workloads/small_dynamic_serving.jsonl"};
 }
 
 std::string events_jsonl(const ExperimentResult& result) {

@@ -51,7 +51,8 @@ struct DispatchOptions {
   /// Inference, dynamic batching (D38): the unit this op starts serves the oldest `requests`
   /// waiting requests as one batch (an op at batch size requests x the service's batch).
   /// 0 = one request. Only a unit's first op chooses; its later ops keep the batch (0 or the
-  /// same number). A dynamic service's batch is one op over the whole pass (layers = 0).
+  /// same number). A dynamic service's members decide what its ops run (the deepest exit:
+  /// layers past it run nothing; the longest input, to which all are padded).
   std::uint32_t requests = 0;
 };
 
