@@ -61,6 +61,9 @@ class ServingBatcher final : public Policy {
     g_seen.batch_window = b.samples();
     g_seen.batch_window_added = b.total_added();
     g_seen.request_window = ctx.request_times(job).samples();
+    for (std::uint32_t size : g_plan.sizes) {
+      g_seen.size_windows[size] = ctx.batch_times(job, size).samples();
+    }
   }
 
  private:
@@ -83,12 +86,16 @@ class ServingBatcher final : public Policy {
   }
   void try_dispatch(Context& ctx) {
     const JobView v = ctx.job(job_);
-    if (held_ > 0 || v.requests_waiting() < g_plan.batch) return;
-    if (ctx.ops_in_flight(job_, gpu_) > 0) return;
+    const bool pipeline = !g_plan.sizes.empty();
+    const std::uint32_t size =
+        pipeline ? g_plan.sizes[dispatches_ % g_plan.sizes.size()] : g_plan.batch;
+    if (held_ > 0 || v.requests_waiting() < size) return;
+    if (!pipeline && ctx.ops_in_flight(job_, gpu_) > 0) return;
     const RequestId first = v.waiting_request(0);
     DispatchOptions o;
-    o.requests = g_plan.batch;
+    o.requests = size;
     (void)ctx.dispatch(job_, compute_, o);
+    ++dispatches_;
     refused_drop(ctx, first);  // dispatched
   }
 
@@ -96,6 +103,7 @@ class ServingBatcher final : public Policy {
   StreamId compute_{}, copy_{};
   JobId job_{};
   int held_ = 0;
+  std::size_t dispatches_ = 0;
 };
 GPUMUX_REGISTER_POLICY("test_serving_batcher", ServingBatcher,
                        "test: batches a service's waiting requests");

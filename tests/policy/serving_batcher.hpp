@@ -23,7 +23,10 @@ namespace gpumux::test {
 
 /// What the batcher does in the next run.
 struct ServingPlan {
-  std::uint32_t batch = 1;          ///< requests per dispatch
+  std::uint32_t batch = 1;  ///< requests per dispatch
+  /// When not empty: the k-th dispatch serves sizes[k % size] requests, without waiting for
+  /// the service's batch in flight (batches pipeline on the stream); `batch` is then unused.
+  std::vector<std::uint32_t> sizes;
   std::vector<bool> drop;           ///< per request id: drop it at its arrival
   std::vector<DurationNs> hold_ns;  ///< per request id: serve it this long after arrival
   bool probe_refusals = false;      ///< try refused drop_request calls (counted)
@@ -38,7 +41,9 @@ struct ServingSeen {
   std::vector<TimeNs> arrivals;            ///< request_arrival per request id
   std::vector<DurationNs> batch_window;    ///< batch_times(job, batch).samples() at the end
   std::uint64_t batch_window_added = 0;
-  std::vector<DurationNs> request_window;   ///< request_times(job).samples() at the end
+  std::vector<DurationNs> request_window;  ///< request_times(job).samples() at the end
+  /// batch_times(job, size).samples() at the end, for each of ServingPlan::sizes.
+  std::map<std::uint32_t, std::vector<DurationNs>> size_windows;
   std::map<std::string, DurationNs> costs;  ///< filled by ServingPlan::at_arrival
 };
 

@@ -97,6 +97,32 @@ TEST_CASE("A batch of n requests is one op at n x the service's batch", "[servin
   CHECK(g_seen.request_window == std::vector<DurationNs>(15, g_seen.costs.at(key(0, n, 4))));
 }
 
+TEST_CASE("Batches of different sizes in flight at once complete their own members", "[serving]") {
+  // Four requests at 0.1 s: a batch of 3 is dispatched at the third, a batch of 1 at the
+  // fourth, while the first is in flight; the second runs after it (a job's ops run in order).
+  g_plan = ServingPlan{};
+  g_plan.sizes = {3, 1};
+  g_plan.at_arrival = [](Context& ctx, JobId job) {
+    const std::uint32_t n = ctx.job(job).model().layer_count();
+    cost_of(ctx, job, {0, n}, 3);
+    cost_of(ctx, job, {0, n}, 1);
+  };
+  const auto result = run_batcher(serving_service("resnet50", 1, {0.1, 0.1, 0.1, 0.1}));
+  const std::uint32_t n = zoo_model("resnet50").layer_count();
+  const auto ops = forward_ops(result);
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0].duration_ns() == g_seen.costs.at(key(0, n, 3)));
+  CHECK(ops[1].duration_ns() == g_seen.costs.at(key(0, n, 1)));
+  CHECK(ops[1].start_ns >= ops[0].end_ns);
+  const auto ends = request_ends(result);
+  REQUIRE(ends.size() == 4);
+  for (std::uint64_t r = 0; r < 3; ++r) CHECK(ends.at(r) == ops[0].end_ns);
+  CHECK(ends.at(3) == ops[1].end_ns);
+  CHECK(g_seen.size_windows.at(3) == std::vector<DurationNs>{ops[0].duration_ns()});
+  CHECK(g_seen.size_windows.at(1) == std::vector<DurationNs>{ops[1].duration_ns()});
+  CHECK(g_seen.request_window == std::vector<DurationNs>(4, g_seen.costs.at(key(0, n, 1))));
+}
+
 TEST_CASE("Lock-step early exit: a batch of two runs to the deeper exit, 1 - p^2 of the time",
           "[serving]") {
   // Each request exits at the stem with p = 0.4, else runs the whole network. A batch of two
