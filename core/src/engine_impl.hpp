@@ -5,9 +5,11 @@
 //   HookQueue       (hook_queue.hpp)      policy hooks, delivered one at a time, never nested
 //   Placement       (placement.hpp)       device memory, residency and layer offsets
 //   RequestSources  (request_sources.hpp) job/request arrivals, open and closed loop
+//   ServingState    (serving_state.hpp)   execution-time windows, sequence-length variants
 //   progress::      (job_progress.hpp)    cursor arithmetic, byte counts, cost estimates
 // None of them knows EngineImpl. engine.cpp holds the run and the device notifications,
-// engine_commands.cpp the policy commands.
+// engine_commands.cpp the policy commands, engine_dispatch.cpp dispatch (batches of
+// requests), engine_serving.cpp dynamic services' batches, serving queries and drops.
 //
 // Re-entrancy: devices report completions synchronously (sometimes from inside a command a
 // policy is issuing, e.g. preempt() reporting the ops it dropped). State changes are applied
