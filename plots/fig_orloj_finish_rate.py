@@ -21,7 +21,7 @@ WORKLOADS = [
     ("orloj_bert_static", "static BERT-base (seq 128)", 6.121),
 ]
 ARRIVALS = ["poisson", "gamma_cv4", "azure_conv"]
-ARRIVAL_LABELS = {"poisson": "Poisson", "gamma_cv4": "bursty (gamma, cv 4)",
+ARRIVAL_LABELS = {"poisson": "Poisson (gamma cv 1)", "gamma_cv4": "bursty (gamma, cv 4)",
                   "azure_conv": "Azure LLM conv replay"}
 SWEEPS = [f"experiments/sweeps/{w}{s}.json" for w, _, _ in WORKLOADS for s in ("", "_replay")]
 POLICIES = ["orloj", "clockwork", "clipper", "nexus"]
@@ -99,8 +99,10 @@ def plot(fig):
                        if p in data[(stem, arr, k)]
                        and data[(stem, arr, k)][p]["finish_rate"] is not None]
                 if pts:
-                    ax.plot([x for x, _ in pts], [100 * y for _, y in pts], marker="o", ms=3,
-                            color=COLORS[p], label=LABELS[p])
+                    top = p == "orloj"  # drawn over the baselines it often coincides with
+                    ax.plot([x for x, _ in pts], [100 * y for _, y in pts], marker="o",
+                            ms=4 if top else 3, lw=2.2 if top else 1.2, zorder=3 if top else 2,
+                            ls="-" if top else "--", color=COLORS[p], label=LABELS[p])
             ax.set_xscale("log")
             ax.set_xticks(ks)
             ax.set_xticklabels([f"{k:g}" for k in ks], fontsize=8)
