@@ -5,6 +5,7 @@
 // chained ops. Every check comes before the first side effect
 // (D21); only OutOfMemory comes after them, from the activations, before anything else changes.
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "command_helpers.hpp"
@@ -53,9 +54,15 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     }
   }
   const LayerRange range = progress::range_for(s, s.dispatched, options.layers);
-  plan_pieces(s, range, members, pieces_);
-  LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : pieces_.front().layers;
-  for (const OpPiece& p : pieces_) needed.last = std::max(needed.last, p.layers.last);
+  // One op over `range`, unless a dynamic service's members decide otherwise (plan_pieces;
+  // the common path stays free of it: dispatch is the engine's hottest command).
+  const OpPiece single{s.model, range, s.spec->batch * (s.training() ? 1 : members)};
+  const bool planned = s.inference() && s.spec->dynamic;
+  if (planned) plan_pieces(s, range, members, pieces_);
+  const std::span<const OpPiece> pieces =
+      planned ? std::span<const OpPiece>(pieces_) : std::span<const OpPiece>(&single, 1);
+  LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : pieces.front().layers;
+  if (planned) needed.last = std::max(needed.last, pieces.back().layers.last);
   // Training state must be whole on the device; inference needs the layers it runs.
   if (!s.resident_or_loading(device, needed)) {
     fail("dispatch", "weights of job " + job_label(*s.spec) + " layers [" +
@@ -64,7 +71,7 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
                          " (load or migrate them first)");
   }
   auto& res = s.residency[index_of(device)];
-  if (is_gpu(device) && res.activations.valid() && res.ops_in_flight > 0 &&
+  if (members > 1 && is_gpu(device) && res.activations.valid() && res.ops_in_flight > 0 &&
       res.activations.bytes < progress::ephemeral_bytes(s, members)) {
     fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
                          job_label(*s.spec) +
@@ -73,33 +80,26 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
   }
 
   const Pass pass = s.dispatched.pass;
-  OpSpec first = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
-  add_context_dep(first, stream, "dispatch");
-  if (s.has_last_op) add_dep(first, s.last_op, "dispatch");
+  OpSpec spec = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
+  add_context_dep(spec, stream, "dispatch");
+  if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
   // Wait for the loads (or migration) bringing in these layers.
   for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
-    if (res.layers[i] == Residency::Loading) add_dep(first, res.loading_op[i], "dispatch");
+    if (res.layers[i] == Residency::Loading) add_dep(spec, res.loading_op[i], "dispatch");
   }
   for (const OpHandle& h : options.after) {
-    if (h.valid()) add_dep(first, h.op, "dispatch");
+    if (h.valid()) add_dep(spec, h.op, "dispatch");
   }
 
   // Every check passed: only now allocate the activations (may throw OutOfMemory).
-  const std::uint32_t previous_batch = s.open_batch;
+  placement_.ensure_activations(s, device, members);
   s.open_batch = members;
-  try {
-    placement_.ensure_activations(s, device);
-  } catch (...) {
-    s.open_batch = previous_batch;
-    throw;
-  }
   OpCostMemo& costs = cost_memos_[index_of(device)];
   s.device = device;
   OpId id{};
-  for (std::size_t i = 0; i < pieces_.size(); ++i) {
-    const OpPiece& piece = pieces_[i];
-    const bool last = i + 1 == pieces_.size();
-    OpSpec spec = first;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const OpPiece& piece = pieces[i];
+    const bool last = i + 1 == pieces.size();
     if (i > 0) {
       spec = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
       add_dep(spec, id, "dispatch");  // the previous piece: a compacted batch runs in order

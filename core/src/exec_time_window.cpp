@@ -43,7 +43,9 @@ DurationNs ExecTimeWindow::percentile(double q, std::size_t last) const {
   if (ring_.empty()) return 0;
   const double p = std::clamp(q, 0.0, 100.0);
   auto rank_index = [p](std::size_t n) {
-    const double rank = std::ceil(p / 100.0 * static_cast<double>(n));
+    // p x n first: exact for whole p and n, so a whole rank is never pushed one up (0.07 x 100
+    // is 7.000000000000001 in floating point; 7 x 100 / 100 is 7).
+    const double rank = std::ceil(p * static_cast<double>(n) / 100.0);
     return std::min(rank < 1 ? std::size_t{0} : static_cast<std::size_t>(rank) - 1, n - 1);
   };
   if (last == 0 || last >= ring_.size()) {

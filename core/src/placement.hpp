@@ -54,16 +54,26 @@ class Placement {
   /// Releases the allocation a load made (the load never happened).
   void release_load(JobState& s, DeviceId device, std::size_t allocation);
   /// Activations for the unit being dispatched, if not held yet (inline: once per dispatch).
-  void ensure_activations(JobState& s, DeviceId device) {
-    const auto& res = s.residency[index_of(device)];
+  /// Makes sure the job holds activations on `device` for a unit of `requests` requests
+  /// (training: its iteration). May throw OutOfMemory, having changed nothing.
+  void ensure_activations(JobState& s, DeviceId device, std::uint32_t requests = 1) {
+    auto& res = s.residency[index_of(device)];
     if (!is_gpu(device)) return;
-    if (res.activations.valid()) {
-      // A larger batch than the held activations were sized for (D38): the caller has
-      // checked that no op of the job runs on the device, so the block can move.
-      if (res.activations.bytes >= progress::ephemeral_bytes(s)) return;
-      free_activations(s, device);
+    if (!res.activations.valid()) {
+      res.activations = allocate(s, device, progress::ephemeral_bytes(s, requests), "activations",
+                                 /*settled=*/false);
+      return;
     }
-    allocate_activations(s, device);
+    // Held activations fit a unit of one request (or an iteration) whatever they were sized
+    // for; a larger batch (D38) may need a larger block. The caller has checked that no op of
+    // the job runs on the device, so the block can move: the new one is placed first, so an
+    // OutOfMemory leaves the old one in place.
+    if (requests <= 1) return;
+    const std::uint64_t bytes = progress::ephemeral_bytes(s, requests);
+    if (res.activations.bytes >= bytes) return;
+    const Allocation old = res.activations;
+    res.activations = allocate(s, device, bytes, "activations", /*settled=*/false);
+    release(s.id, device, old, "activations", /*settled=*/false);
   }
   void release_activations(JobState& s, DeviceId device) {
     if (s.residency[index_of(device)].activations.valid()) free_activations(s, device);

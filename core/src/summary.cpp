@@ -94,7 +94,8 @@ nlohmann::json latency_cdf(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   nlohmann::json out = nlohmann::json::array();
   for (int p = 0; p <= 100; p += 5) {
-    const double rank = std::ceil(p / 100.0 * static_cast<double>(ms.size()));
+    // p x n first: exact, so a whole rank stays whole (0.55 x 100 is 55.00000000000001).
+    const double rank = std::ceil(static_cast<double>(p) * static_cast<double>(ms.size()) / 100.0);
     const std::size_t idx =
         std::min(rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1, ms.size() - 1);
     out.push_back(ms[idx]);
