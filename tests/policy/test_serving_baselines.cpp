@@ -143,6 +143,32 @@ TEST_CASE("clockwork's buffer makes a just-feasible request infeasible", "[servi
   CHECK(summary_dropped(run("clockwork", service({kAt}, slo), {{"buffer_ms", 2}})) == 1);
 }
 
+TEST_CASE("clockwork estimates from measured batches once a size has run", "[serving]") {
+  // Every request exits early (after layer2.1.bn3), so a batch of 1 takes E < T(1) / 2, the
+  // profiled full-model time being T(1). E is measured on a lone request first. Then request 0
+  // at 0.5 s and request 1 at 0.5 s + 1 us, SLO S = T(1) + 100 ns: request 0 is feasible by
+  // the profile and runs in E; for request 1, p99 of the one measurement, E, gives
+  // 0.5 s + 2 E <= its deadline (2 E <= S + 1 us): served, where the profile alone
+  // (E + T(1) > S + 1 us) would have dropped it.
+  const json early = {
+      {"kind", "early_exit"},
+      {"source", "test: every request exits after layer2.1.bn3 (hand-set)"},
+      {"exits", {{{"after", "layer2.1.bn3"}, {"weight", 1}}, {{"after", "fc"}, {"weight", 0}}}}};
+  json lone = service({kAt}, 0);
+  lone["dynamic"] = early;
+  const auto probe = latencies(run("clockwork", lone));
+  REQUIRE(probe.size() == 1);
+  const DurationNs e = probe[0], t1 = batch_ns(1);
+  REQUIRE(2 * e <= t1);
+  const DurationNs slo = t1 + 100;
+  json svc = service({kAt, kAt + 1e-6}, slo);
+  svc["dynamic"] = early;
+  const auto r = run("clockwork", svc);
+  CHECK(dropped(r).empty());
+  CHECK(latencies(r) == std::vector<DurationNs>{e, 2 * e - 1'000});
+  REQUIRE(e + t1 > slo + 1'000);  // the profile alone would have dropped request 1
+}
+
 // ---- clipper ---------------------------------------------------------------------------------
 
 TEST_CASE("clipper's batch limit grows additively and shrinks by 10%, and it never drops",
@@ -206,4 +232,21 @@ TEST_CASE("nexus drops early the requests its next batch cannot finish in time",
   CHECK(dropped(r) == std::vector<std::uint64_t>{8, 9, 10, 11});
   CHECK(summary_dropped(r) == 4);
   for (DurationNs l : latencies(r)) CHECK(l <= slo);
+}
+
+TEST_CASE("nexus serves its services round-robin", "[serving]") {
+  // Two services without an SLO (profiled batch = max_batch = 2), four requests each at once:
+  // batches alternate a, b, a, b (FIFO or EDF would serve a's four first).
+  json a = service(at(4, kAt), 0), b = service(at(4, kAt), 0);
+  a["name"] = "a";
+  b["name"] = "b";
+  json doc = test::make_config("nexus", {{"jobs", json::array({a, b})}});
+  doc["policy"]["params"] = {{"max_batch", 2}};
+  const auto r = test::run_config(doc);
+  std::vector<std::uint32_t> order;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::RequestEnd) order.push_back(e.job);
+  }
+  CHECK(order == std::vector<std::uint32_t>{0, 0, 1, 1, 0, 0, 1, 1});
+  CHECK(metric(r, "nexus.batch") == std::vector<double>{2, 2, 2, 2});
 }
