@@ -24,6 +24,107 @@ OpPurpose purpose_of(Pass pass) {
 
 }  // namespace
 
+std::uint32_t EngineImpl::training_unit(const JobState& s, const DispatchOptions& options) const {
+  if (options.requests > 1) {
+    fail("dispatch",
+         "requests > 1 batches an inference service; job " + job_label(*s.spec) + " trains");
+  }
+  return 1;
+}
+
+inline std::uint32_t EngineImpl::batch_of(const JobState& s, const DispatchOptions& options) const {
+  // The unit's batch of requests: chosen by its first op, kept by the others (D38).
+  if (s.dispatched.pass == Pass::Forward && s.dispatched.layers_done == 0) {
+    const std::uint32_t members = std::max<std::uint32_t>(1, options.requests);
+    if (members > 1 && members > s.requests_waiting()) {
+      fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
+                           job_label(*s.spec) + ", but " + std::to_string(s.requests_waiting()) +
+                           " are waiting");
+    }
+    return members;
+  }
+  if (options.requests != 0 && options.requests != s.open_batch) {
+    fail("dispatch", "the unit in progress of job " + job_label(*s.spec) + " serves " +
+                         std::to_string(s.open_batch) + " requests; a later op keeps that batch");
+  }
+  return s.open_batch;
+}
+
+inline void EngineImpl::check_dispatch_memory(const JobState& s, DeviceId device, LayerRange needed,
+                                              std::uint32_t members) const {
+  if (!s.resident_or_loading(device, needed)) {
+    fail("dispatch", "weights of job " + job_label(*s.spec) + " layers [" +
+                         std::to_string(needed.first) + ", " + std::to_string(needed.last) +
+                         ") are not on device " + std::to_string(raw(device)) +
+                         " (load or migrate them first)");
+  }
+  const auto& res = s.residency[index_of(device)];
+  if (members > 1 && is_gpu(device) && res.activations.valid() && res.ops_in_flight > 0 &&
+      res.activations.bytes < progress::ephemeral_bytes(s, members)) {
+    fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
+                         job_label(*s.spec) +
+                         " needs more activation memory than its batch in flight holds; "
+                         "dispatch it when that batch completes");
+  }
+}
+
+inline OpSpec EngineImpl::compute_spec(const JobState& s, StreamId stream, DeviceId device,
+                                       LayerRange needed, const DispatchOptions& options) const {
+  OpSpec spec = op_spec(s.id, device, stream, OpKind::Compute, purpose_of(s.dispatched.pass));
+  add_context_dep(spec, stream, "dispatch");
+  if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
+  // Wait for the loads (or migration) bringing in these layers.
+  const auto& res = s.residency[index_of(device)];
+  for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
+    if (res.layers[i] == Residency::Loading) add_dep(spec, res.loading_op[i], "dispatch");
+  }
+  for (const OpHandle& h : options.after) {
+    if (h.valid()) add_dep(spec, h.op, "dispatch");
+  }
+  return spec;
+}
+
+inline OpId EngineImpl::issue_compute(JobState& s, OpSpec& spec, const OpPiece& piece,
+                                      DurationNs setup_ns, std::uint32_t advance_layers,
+                                      std::uint32_t members) {
+  const Pass pass = s.dispatched.pass;
+  const DeviceId device = spec.device;
+  spec.model = piece.model;
+  spec.layers = piece.layers;
+  spec.pass = pass;
+  spec.batch = s.training() ? s.spec->batch : piece.batch;
+  spec.inference = s.inference();
+  OpCostMemo& costs = cost_memos_[index_of(device)];
+  const OpCostMemo::Compute cost =
+      pass == Pass::Update
+          ? costs.update_compute(*s.model, s.spec->optimizer)
+          : costs.op_compute(*piece.model, piece.layers, spec.batch, pass, s.inference());
+  const OpKernels& kernels = cost.kernels;
+  spec.solo_ns = kernels.solo_ns();
+  spec.kernels = kernels.kernels;
+  spec.gpu_ns = kernels.gpu_ns;
+  spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
+  spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
+  spec.setup_ns = setup_ns;
+  spec.demand = cost.demand;
+  auto& res = s.residency[index_of(device)];
+  if (is_gpu(device)) {
+    spec.layer_offsets = res.offsets.data();
+    spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
+    spec.activation_offset = res.activations.offset;
+  }
+  OpInfo info = OpInfo::of(spec);
+  info.before = s.dispatched;
+  info.batch_requests = members;
+  info.counts_in_flight = true;
+  // A planned batch's earlier pieces leave the cursor where it is; the last one moves it.
+  info.after = advance_layers == 0
+                   ? info.before
+                   : progress::advance(s, s.dispatched, advance_layers, &info.ends_unit, members);
+  s.dispatched = info.after;
+  return new_op(spec, info);
+}
+
 OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions options) {
   JobState& s = active_job(job, "dispatch");
   check_stream(stream, "dispatch");
@@ -34,108 +135,46 @@ OpHandle EngineImpl::dispatch(JobId job, StreamId stream, DispatchOptions option
     fail("dispatch", "job " + job_label(*s.spec) + " has no work to dispatch (" +
                          (s.training() ? "all iterations dispatched" : "no pending request") + ")");
   }
-  // The unit's batch of requests: chosen by its first op, kept by the others (D38).
-  const bool unit_start = s.dispatched.pass == Pass::Forward && s.dispatched.layers_done == 0;
-  std::uint32_t members = 1;
-  if (s.training()) {
-    if (options.requests > 1) fail("dispatch", "requests > 1 batches an inference service");
-  } else if (unit_start) {
-    members = std::max<std::uint32_t>(1, options.requests);
-    if (members > s.requests_waiting()) {
-      fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
-                           job_label(*s.spec) + ", but " + std::to_string(s.requests_waiting()) +
-                           " are waiting");
-    }
-  } else {
-    members = s.open_batch;
-    if (options.requests != 0 && options.requests != members) {
-      fail("dispatch", "the unit in progress of job " + job_label(*s.spec) + " serves " +
-                           std::to_string(members) + " requests; a later op keeps that batch");
-    }
-  }
+  const std::uint32_t members = s.training() ? training_unit(s, options) : batch_of(s, options);
   const LayerRange range = progress::range_for(s, s.dispatched, options.layers);
-  // One op over `range`, unless a dynamic service's members decide otherwise (plan_pieces;
-  // the common path stays free of it: dispatch is the engine's hottest command).
-  const OpPiece single{s.model, range, s.spec->batch * (s.training() ? 1 : members)};
-  const bool planned = s.inference() && s.spec->dynamic;
-  if (planned) plan_pieces(s, range, members, pieces_);
-  const std::span<const OpPiece> pieces =
-      planned ? std::span<const OpPiece>(pieces_) : std::span<const OpPiece>(&single, 1);
-  LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : pieces.front().layers;
-  if (planned) needed.last = std::max(needed.last, pieces.back().layers.last);
+  if (s.inference() && s.spec->dynamic) [[unlikely]] {
+    return dispatch_planned(s, stream, device, options, range, members);
+  }
+  // One op over `range` (the common path: dispatch is the engine's hottest command).
   // Training state must be whole on the device; inference needs the layers it runs.
-  if (!s.resident_or_loading(device, needed)) {
-    fail("dispatch", "weights of job " + job_label(*s.spec) + " layers [" +
-                         std::to_string(needed.first) + ", " + std::to_string(needed.last) +
-                         ") are not on device " + std::to_string(raw(device)) +
-                         " (load or migrate them first)");
-  }
-  auto& res = s.residency[index_of(device)];
-  if (members > 1 && is_gpu(device) && res.activations.valid() && res.ops_in_flight > 0 &&
-      res.activations.bytes < progress::ephemeral_bytes(s, members)) {
-    fail("dispatch", "a batch of " + std::to_string(members) + " requests of job " +
-                         job_label(*s.spec) +
-                         " needs more activation memory than its batch in flight holds; "
-                         "dispatch it when that batch completes");
-  }
-
-  const Pass pass = s.dispatched.pass;
-  OpSpec spec = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
-  add_context_dep(spec, stream, "dispatch");
-  if (s.has_last_op) add_dep(spec, s.last_op, "dispatch");
-  // Wait for the loads (or migration) bringing in these layers.
-  for (std::uint32_t i = needed.first; res.loading > 0 && i < needed.last; ++i) {
-    if (res.layers[i] == Residency::Loading) add_dep(spec, res.loading_op[i], "dispatch");
-  }
-  for (const OpHandle& h : options.after) {
-    if (h.valid()) add_dep(spec, h.op, "dispatch");
-  }
-
+  const LayerRange needed = s.training() ? LayerRange{0, s.model->layer_count()} : range;
+  check_dispatch_memory(s, device, needed, members);
+  OpSpec spec = compute_spec(s, stream, device, needed, options);
   // Every check passed: only now allocate the activations (may throw OutOfMemory).
   placement_.ensure_activations(s, device, members);
   s.open_batch = members;
-  OpCostMemo& costs = cost_memos_[index_of(device)];
+  s.device = device;
+  const OpId id = issue_compute(s, spec, OpPiece{s.model, range, s.spec->batch * members},
+                                options.setup_ns, range.size(), members);
+  s.last_op = id;
+  s.has_last_op = true;
+  return OpHandle{id, true};
+}
+
+OpHandle EngineImpl::dispatch_planned(JobState& s, StreamId stream, DeviceId device,
+                                      const DispatchOptions& options, LayerRange range,
+                                      std::uint32_t members) {
+  plan_pieces(s, range, members, pieces_);
+  const LayerRange needed{pieces_.front().layers.first, pieces_.back().layers.last};
+  check_dispatch_memory(s, device, needed, members);
+  OpSpec spec = compute_spec(s, stream, device, needed, options);
+  placement_.ensure_activations(s, device, members);
+  s.open_batch = members;
   s.device = device;
   OpId id{};
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const OpPiece& piece = pieces[i];
-    const bool last = i + 1 == pieces.size();
+  for (std::size_t i = 0; i < pieces_.size(); ++i) {
     if (i > 0) {
-      spec = op_spec(job, device, stream, OpKind::Compute, purpose_of(pass));
+      spec = op_spec(s.id, device, stream, OpKind::Compute, purpose_of(s.dispatched.pass));
       add_dep(spec, id, "dispatch");  // the previous piece: a compacted batch runs in order
     }
-    spec.model = piece.model;
-    spec.layers = piece.layers;
-    spec.pass = pass;
-    spec.batch = piece.batch;
-    spec.inference = s.inference();
-    const OpCostMemo::Compute cost =
-        pass == Pass::Update
-            ? costs.update_compute(*s.model, s.spec->optimizer)
-            : costs.op_compute(*piece.model, piece.layers, piece.batch, pass, s.inference());
-    const OpKernels& kernels = cost.kernels;
-    spec.solo_ns = kernels.solo_ns();
-    spec.kernels = kernels.kernels;
-    spec.gpu_ns = kernels.gpu_ns;
-    spec.kernel_wait_ns = cost.kernel_wait_ns;  // divided once per op shape (memo)
-    spec.kernel_wait_priority_ns = cost.kernel_wait_priority_ns;
-    spec.setup_ns = i == 0 ? options.setup_ns : 0;
-    spec.demand = cost.demand;
-    if (is_gpu(device)) {
-      spec.layer_offsets = res.offsets.data();
-      spec.state_factor = static_cast<std::uint32_t>(progress::state_factor(s));
-      spec.activation_offset = res.activations.offset;
-    }
-    OpInfo info = OpInfo::of(spec);
-    info.before = s.dispatched;
-    info.batch_requests = members;
-    info.after = info.before;
-    if (last) {
-      info.after = progress::advance(s, s.dispatched, range.size(), &info.ends_unit, members);
-    }
-    info.counts_in_flight = true;
-    if (last) s.dispatched = info.after;
-    id = new_op(spec, info);
+    const bool last = i + 1 == pieces_.size();
+    id = issue_compute(s, spec, pieces_[i], i == 0 ? options.setup_ns : 0, last ? range.size() : 0,
+                       members);
   }
   s.last_op = id;
   s.has_last_op = true;

@@ -237,6 +237,30 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// Past the batch's deepest exit an op runs no layer (the pass goes on, empty, so a policy
   /// that issues a pass group by group need not know where its batch exits).
   void plan_pieces(JobState& s, LayerRange range, std::uint32_t members, std::vector<OpPiece>& out);
+  // dispatch's parts (engine_dispatch.cpp)
+  /// A dynamic service's dispatch: the planned pieces, chained.
+  OpHandle dispatch_planned(JobState& s, StreamId stream, DeviceId device,
+                            const DispatchOptions& options, LayerRange range,
+                            std::uint32_t members);
+  /// A training unit serves no requests (refuses options.requests > 1); returns 1.
+  std::uint32_t training_unit(const JobState& s, const DispatchOptions& options) const;
+  /// The requests the inference unit at the cursor serves (checked).
+  [[gnu::always_inline]] std::uint32_t batch_of(const JobState& s,
+                                                const DispatchOptions& options) const;
+  /// Refuses a dispatch whose layers are not on `device` or whose batch cannot use the
+  /// activations held while another batch runs.
+  [[gnu::always_inline]] void check_dispatch_memory(const JobState& s, DeviceId device,
+                                                    LayerRange needed, std::uint32_t members) const;
+  /// A compute op's spec with its dependencies: the context's start, the job's last op, the
+  /// loads of `needed`, the policy's `after`.
+  [[gnu::always_inline]] OpSpec compute_spec(const JobState& s, StreamId stream, DeviceId device,
+                                             LayerRange needed,
+                                             const DispatchOptions& options) const;
+  /// Fills `spec` with `piece`'s shape and cost and submits it; moves the cursor by
+  /// `advance_layers` (0: a planned batch's earlier piece). Returns the op.
+  [[gnu::always_inline]] OpId issue_compute(JobState& s, OpSpec& spec, const OpPiece& piece,
+                                            DurationNs setup_ns, std::uint32_t advance_layers,
+                                            std::uint32_t members);
   /// Solo time of one request's drawn work at the service's batch, on `device`.
   DurationNs request_solo_ns(const JobState& s, std::uint32_t work, DeviceId device);
 
