@@ -11,6 +11,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "cluster_config.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
@@ -222,8 +223,14 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   if (seed < 0) r.fail("seed", "must be >= 0");
   cfg.seed = static_cast<std::uint64_t>(seed);
 
-  // Devices: names are checked here; the profiles themselves are loaded by the platform.
-  {
+  // Devices: names are checked here; the profiles themselves are loaded by the platform. A
+  // "cluster" expands into the devices instead (cluster_config.hpp).
+  if (r.has("cluster")) {
+    if (r.has("devices")) r.fail("cluster", "give either devices or cluster, not both");
+    ClusterExpansion cluster = parse_cluster(r.required("cluster"), file, "cluster", repo_root);
+    cfg.devices = std::move(cluster.devices);
+    cfg.topology = cluster.topology;
+  } else {
     const auto& devices = r.required("devices");
     if (!devices.is_array()) {
       r.fail("devices", std::string("expected an array, got ") + devices.type_name());

@@ -30,6 +30,15 @@ std::string run_fingerprint(const ExperimentConfig& config,
   // Where the results go is not an input to them.
   if (resolved.is_object()) resolved.erase("out_dir");
   text << resolved.dump() << '\n';
+  // A cluster's links as expanded (defaults come from the profile, hashed below too). Only
+  // when present, so configs with a plain devices list keep their fingerprints.
+  if (const auto& t = config.topology) {
+    const nlohmann::json record = {
+        {"cluster",
+         {t->nodes, t->gpus_per_node, t->intra_node.gbit_per_s, t->intra_node.latency_ns,
+          t->network.gbit_per_s, t->network.latency_ns}}};
+    text << record.dump() << '\n';
+  }
   std::set<std::string> models;
   for (const JobSpec& j : config.jobs) {
     models.insert(j.model);

@@ -53,6 +53,20 @@ TEST_CASE("a good config runs and writes a complete results directory", "[cli]")
   CHECK(gpumux("validate '" + cfg.string() + "'").exit_code == 0);
 }
 
+TEST_CASE("a cluster config runs on its expanded devices", "[cli]") {
+  const std::string cluster =
+      "\"cluster\": {\"nodes\": 2, \"gpus_per_node\": 2, \"profile\": \"v100-pcie3x16\"}";
+  std::string text = kGoodConfig;
+  const std::string devices = "\"devices\": [{\"profile\": \"v100-pcie3x16\"}]";
+  text.replace(text.find(devices), devices.size(), cluster);
+  const fs::path cfg = write("cluster.json", text);
+  const fs::path out = scratch() / "out-cluster";
+  const Outcome o = gpumux("run '" + cfg.string() + "' --out '" + out.string() + "'");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(fs::exists(out / "summary.json"));
+}
+
 TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[cli]") {
   const std::string good = kGoodConfig;
   SECTION("malformed JSON") {
@@ -82,6 +96,20 @@ TEST_CASE("bad input: each case exits 2 naming the file and the key or line", "[
   SECTION("unknown device profile lists the valid names") {
     expect_input_error("unknown_device", replace(good, "v100-pcie3x16", "v200"),
                        {"unknown_device.json", "v200", "h100-sxm"});
+  }
+  SECTION("devices and cluster together") {
+    expect_input_error("both_cluster",
+                       replace(good, "\"devices\":",
+                               "\"cluster\": {\"nodes\": 2, \"gpus_per_node\": 1, \"profile\": "
+                               "\"v100-pcie3x16\"}, \"devices\":"),
+                       {"both_cluster.json", "cluster", "not both"});
+  }
+  SECTION("a cluster of no nodes") {
+    expect_input_error("no_nodes",
+                       replace(good, "\"devices\": [{\"profile\": \"v100-pcie3x16\"}]",
+                               "\"cluster\": {\"nodes\": 0, \"gpus_per_node\": 1, \"profile\": "
+                               "\"v100-pcie3x16\"}"),
+                       {"no_nodes.json", "cluster.nodes"});
   }
   SECTION("negative arrival") {
     expect_input_error(

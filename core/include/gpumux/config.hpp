@@ -16,6 +16,7 @@
 #include "gpumux/cost_model.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/time.hpp"
+#include "gpumux/topology.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
@@ -33,6 +34,9 @@ struct ExperimentConfig {
   nlohmann::json platform_params = nlohmann::json::object();
   std::uint64_t seed = 1;
   std::vector<DeviceConfig> devices;
+  /// Set when the config describes a "cluster" (then `devices` is its expansion, node-major:
+  /// device i is on node i / gpus_per_node); unset for a plain "devices" list.
+  std::optional<Topology> topology;
   CostOptions cost;
   std::string policy;
   nlohmann::json policy_params = nlohmann::json::object();

@@ -1,9 +1,10 @@
 // A run's fingerprint: SHA-256 over everything that decides its results, so a sweep can tell
 // a complete point from a stale one. Covers the resolved config (after --set), the expanded
-// workload (so an edited job or arrivals file counts, not just the config's text), the bytes of
-// the model and device-profile files the run uses, the gpumux version and the summary format
-// (kSummaryFormat, summary.hpp). It does not cover other code changes within one version:
-// re-run with --force after changing gpumux itself.
+// workload (so an edited job or arrivals file counts, not just the config's text), a cluster's
+// expanded topology (its links after defaults), the bytes of the model and device-profile files
+// the run uses, the gpumux version and the summary format (kSummaryFormat, summary.hpp). It
+// does not cover other code changes within one version: re-run with --force after changing
+// gpumux itself.
 #pragma once
 
 #include <filesystem>
