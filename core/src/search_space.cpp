@@ -79,7 +79,8 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& j, const std::string& f
   std::vector<SearchDim> dims;
   for (const auto& [name, spec] : j.items()) {
     if (!spec.is_object() || spec.size() != 1) fail(name, "must be {\"<kind>\": [...]}");
-    const auto& [kind, value] = *spec.items().begin();
+    const std::string kind = spec.begin().key();
+    const nlohmann::json& value = spec.begin().value();
     if (!value.is_array()) fail(name, "'" + kind + "' needs an array");
     SearchDim d{name, DimKind::Choice, 0.0, 0.0, {}};
     if (kind == "choice") {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "gpumux/tuner.hpp"
 
@@ -66,6 +67,7 @@ class Pbt final : public Tuner {
  protected:
   TunerResponse on_report(const TrialReport& r) override {
     TunerResponse out;
+    reported_.insert(r.trial);
     if (r.epoch >= max_epochs_) {
       out.decision = TrialDecision::Stop;
       live_.erase(r.trial);
@@ -77,7 +79,7 @@ class Pbt final : public Tuner {
     // Rank the live trials that have reported, best first (ties: lower id first).
     std::vector<TrialId> ranked;
     for (const auto& [t, since] : live_) {
-      if (last_epoch(t) > 0) ranked.push_back(t);
+      if (reported_.count(t) != 0) ranked.push_back(t);
     }
     std::sort(ranked.begin(), ranked.end(), [this](TrialId a, TrialId b) {
       if (last_metric(a) != last_metric(b)) return better(last_metric(a), last_metric(b));
@@ -109,6 +111,7 @@ class Pbt final : public Tuner {
   double quantile_ = 0.25;
   double resample_ = 0.25;
   std::map<TrialId, int> live_;  ///< live trial -> epoch of its last perturbation
+  std::set<TrialId> reported_;   ///< trials with a metric of their own (copies have none yet)
 };
 
 GPUMUX_REGISTER_TUNER("pbt", Pbt, "population based training, exploit + explore (Jaderberg 2017)");
