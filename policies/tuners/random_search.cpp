@@ -23,6 +23,7 @@ class RandomSearch final : public FixedBudgetTuner {
  protected:
   std::vector<nlohmann::json> configs() override {
     std::vector<nlohmann::json> out;
+    out.reserve(static_cast<std::size_t>(samples_));
     for (int i = 0; i < samples_; ++i) out.push_back(space_.sample(rng_));
     return out;
   }

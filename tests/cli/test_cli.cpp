@@ -187,8 +187,8 @@ TEST_CASE("list policies --params prints each policy's declared parameters", "[c
   CHECK(tuners.exit_code == 0);
   const auto eta = tuners.output.find("    eta", tuners.output.find("hyperband"));
   REQUIRE(eta != std::string::npos);
-  const std::string line = tuners.output.substr(eta, tuners.output.find('\n', eta) - eta);
-  std::istringstream after_default(line.substr(line.find("default") + 7));
+  const std::string eta_line = tuners.output.substr(eta, tuners.output.find('\n', eta) - eta);
+  std::istringstream after_default(eta_line.substr(eta_line.find("default") + 7));
   std::string value;
   after_default >> value;
   CHECK(value == "3");
