@@ -9,11 +9,14 @@
 //
 // Faithfulness notes: promotion rule and get_job order as Li et al. Algorithm 2 [S]; eta 3 and
 // max_epochs 1000 as the Fluid scripts' ASHAScheduler (max_t 1000, 1e10 for WLM) [C, dossier
-// §2.8]; min_epochs 1 = Ray's grace_period default [R]. Workers: max_concurrent (default 8, the
-// GPUs of Fluid's macrobenchmarks, dossier §2.11 [S]; the "para" variant caps at 4 CIFAR /
-// 8 MNIST [C]). Ray Tune's AsyncHyperBandScheduler differs: a trial below its rung's cutoff
-// is stopped at once, never promoted later [R]; this follows the paper. num_samples 0 keeps
-// drawing configs until the target is reached (Fluid's num_samples = 1e10) [C].
+// §2.8]; min_epochs 1 = Ray's grace_period default [C: Ray Tune async_hyperband.py, read via
+// public code search: max_t 100, grace_period 1, reduction_factor 4, brackets 1]. Workers:
+// max_concurrent (default 8, the GPUs of Fluid's macrobenchmarks, dossier §2.11 [S]; the
+// "para" variant caps at 4 CIFAR / 8 MNIST [C]). Ray Tune's AsyncHyperBandScheduler differs:
+// at a milestone a trial below the (1 - 1/rf) percentile of the results recorded before it is
+// stopped at once and the others continue, nobody pauses or is promoted later [C: _Bracket.
+// on_result]; this follows the paper. num_samples 0 keeps drawing configs until the target is
+// reached (Fluid's num_samples = 1e10) [C].
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -9,8 +9,9 @@
 //
 // Faithfulness notes: exploit/explore and the 0.8/1.2 factors: Jaderberg et al. §3-4 [S] and
 // Ray's defaults quantile_fraction 0.25, resample_probability 0.25, perturbation_factors
-// (1.2, 0.8) [R: ray/tune/schedulers/pbt.py, as used by public Ray Tune configs]; the
-// quantile holds ceil(n * fraction) trials, at most floor(n / 2) [R: Ray's _quantiles].
+// (1.2, 0.8) [C: Ray Tune schedulers/pbt.py PopulationBasedTraining.__init__, read via public
+// code search; its perturbation_interval default is 60 s of time_total_s]; the quantiles hold
+// ceil(n * fraction) of the live trials with a score, at most floor(n / 2) [C: _quantiles].
 // Population 8 and interval 80 epochs as the Fluid CIFAR scripts (10 / 5 for MNIST, 200 for
 // WLM) [C, dossier §2.8]. Ray restores the bottom trial in place (same trial id); here the
 // copy is a new trial id with restore_from set [D], so each id has one config. max_epochs

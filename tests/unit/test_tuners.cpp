@@ -29,8 +29,10 @@ SearchSpace space() {
 }
 
 std::unique_ptr<Tuner> make(const std::string& name, nlohmann::json params, std::uint64_t seed = 1,
-                            std::optional<double> target = std::nullopt) {
+                            std::optional<double> target = std::nullopt,
+                            MetricMode mode = MetricMode::Max) {
   TunerArgs a;
+  a.mode = mode;
   a.params = std::move(params);
   a.file = "test";
   a.path = "tuner.params";
@@ -107,6 +109,18 @@ TEST_CASE("successive halving, eta 3, 9 trials, 9 epochs: 9@1 -> 3@3 -> 1@9", "[
   CHECK(ex.log[9 + 5].report.trial == 6);
   CHECK(ex.log[9 + 5].response.decision == TrialDecision::Stop);
   CHECK(ex.log[9 + 5].response.stopped == std::vector<TrialId>{1});
+}
+
+TEST_CASE("a Min metric promotes the lowest values", "[tuners]") {
+  auto tuner = make("successive_halving",
+                    {{"num_samples", 9}, {"eta", 3}, {"min_epochs", 1}, {"max_epochs", 9}}, 1,
+                    std::nullopt, MetricMode::Min);
+  FakeExecutor ex(*tuner, permuted);
+  ex.run();
+  REQUIRE(ex.groups.size() == 3);
+  CHECK(ids(ex.groups[1]) == std::vector<TrialId>{0, 4, 8});  // values 0, 1, 2
+  CHECK(ids(ex.groups[2]) == std::vector<TrialId>{0});
+  CHECK(tuner->best_trial() == TrialId{0});
 }
 
 TEST_CASE("Hyperband's brackets for eta 3, R 81 match Li et al.'s table", "[tuners]") {
