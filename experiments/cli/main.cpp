@@ -34,10 +34,12 @@ int run_cli(int argc, char** argv) {
   std::string list_what;
   bool list_params = false;
   auto* list = app.add_subcommand(
-      "list", "List registered policies, platforms, models, devices or generators");
-  list->add_option("what", list_what, "policies | platforms | models | devices | generators")
+      "list", "List registered policies, platforms, models, devices, generators or tuners");
+  list->add_option("what", list_what,
+                   "policies | platforms | models | devices | generators | tuners")
       ->required()
-      ->check(CLI::IsMember({"policies", "platforms", "models", "devices", "generators"}));
+      ->check(
+          CLI::IsMember({"policies", "platforms", "models", "devices", "generators", "tuners"}));
   list->add_flag(
       "--params", list_params,
       "Also print each plug-in's declared parameters (name, type [unit], default, help)");

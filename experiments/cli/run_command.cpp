@@ -15,6 +15,7 @@
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
 #include "gpumux/result_dir.hpp"
+#include "gpumux/tuner.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux::cli {
@@ -71,6 +72,7 @@ int list_command(const std::string& what, bool params) {
   if (what == "policies") print_registry(PolicyRegistry::instance());
   if (what == "platforms") print_registry(PlatformRegistry::instance());
   if (what == "generators") print_registry(GeneratorRegistry::instance());
+  if (what == "tuners") print_registry(TunerRegistry::instance());
   if (what == "models") {
     ModelCatalog catalog(repo_root() / "traces" / "models");
     for (const auto& name : catalog.names()) {

@@ -182,6 +182,12 @@ TEST_CASE("every command answers --help, and list prints the registries", "[cli]
   CHECK(gpumux("list devices").output.find("v100-pcie3x16") != std::string::npos);
   CHECK(gpumux("list generators").output.find("poisson") != std::string::npos);
   CHECK(gpumux("list platforms").output.find("sim") != std::string::npos);
+  const Outcome tuners = gpumux("list tuners");
+  CHECK(tuners.exit_code == 0);
+  for (const char* name : {"grid_search", "random_search", "successive_halving", "hyperband",
+                           "asha", "bohb", "sync_bohb", "pbt"}) {
+    CHECK(tuners.output.find(name) != std::string::npos);
+  }
 }
 
 TEST_CASE("list policies --params prints each policy's declared parameters", "[cli]") {
@@ -204,6 +210,16 @@ TEST_CASE("list policies --params prints each policy's declared parameters", "[c
   const Outcome platforms = gpumux("list platforms --params");
   CHECK(platforms.exit_code == 0);
   CHECK(platforms.output.find("    time_scale") != std::string::npos);
+  // Tuners too: Hyperband's eta, with the Fluid scripts' default 3.
+  const Outcome tuners = gpumux("list tuners --params");
+  CHECK(tuners.exit_code == 0);
+  const auto eta = tuners.output.find("    eta", tuners.output.find("hyperband"));
+  REQUIRE(eta != std::string::npos);
+  const std::string eta_line = tuners.output.substr(eta, tuners.output.find('\n', eta) - eta);
+  std::istringstream after_default(eta_line.substr(eta_line.find("default") + 7));
+  std::string value;
+  after_default >> value;
+  CHECK(value == "3");
 }
 
 TEST_CASE("platform cuda without a GPU fails cleanly with exit code 1", "[cli]") {

@@ -1,0 +1,52 @@
+// grid_search: every point of the search space's grid (SearchSpace::grid) runs max_epochs
+// epochs; one TrialGroup. Choice dimensions contribute their values, numeric dimensions
+// points_per_dim evenly spaced values (log-spaced for log-uniform ones).
+//
+// Faithfulness notes: Fluid's microbenchmarks use grid spaces of 81/27/9/3 configs
+// (workloads/grid_search_space.py) [C, dossier §2.8]; 3 points per dimension over 4
+// dimensions gives 81 [D]. max_epochs 81 as the Hyperband settings [D]. Trials run in grid
+// order (first dimension slowest), as Ray Tune's grid_search variant generator expands [R].
+#include "tuners/fixed_budget.hpp"
+
+namespace gpumux::tuners {
+namespace {
+
+class GridSearch final : public FixedBudgetTuner {
+ public:
+  explicit GridSearch(const TunerArgs& args) : GridSearch(args, read(args)) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "grid_search"; }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::integer("points_per_dim", 3, "grid values per numeric dimension"),
+        param::integer("max_epochs", 81, "epochs every trial runs")};
+    return specs;
+  }
+
+ protected:
+  std::vector<nlohmann::json> configs() override { return space_.grid(points_); }
+
+ private:
+  struct Read {
+    int points;
+    int max_epochs;
+  };
+  static Read read(const TunerArgs& args) {
+    ParamReader p(args.params, args.file, args.path, param_specs());
+    const Read r{static_cast<int>(p.integer("points_per_dim")),
+                 static_cast<int>(p.integer("max_epochs"))};
+    p.finish();
+    if (r.points < 1) p.fail("points_per_dim", "must be >= 1");
+    if (r.max_epochs < 1) p.fail("max_epochs", "must be >= 1");
+    return r;
+  }
+  GridSearch(const TunerArgs& args, Read r)
+      : FixedBudgetTuner(args, r.max_epochs), points_(r.points) {}
+
+  int points_;
+};
+
+GPUMUX_REGISTER_TUNER("grid_search", GridSearch, "every grid point for max_epochs, one group");
+
+}  // namespace
+}  // namespace gpumux::tuners

@@ -1,0 +1,51 @@
+// successive_halving: one bracket of successive halving (Jamieson & Talwalkar, AISTATS 2016;
+// Li et al. JMLR 2018's inner loop). num_samples random configs run min_epochs epochs; when a
+// rung is complete the best ceil(n/eta) continue to eta times the epochs, up to max_epochs.
+//
+// Faithfulness notes: rung sizes n_k = ceil(n_{k-1}/eta) and budgets r_k = min(r_{k-1}*eta,
+// max) follow Fluid's my_bracket.py [C, dossier §2.6 b]; Li et al. use floor(n * eta^-k) [S]
+// (equal whenever eta divides n). Promotion waits for the whole rung (synchronous), and each
+// rung is one TrialGroup [D, dossier §4.2]. eta = 3 is the value of every Fluid experiment
+// [C, dossier §2.8]; max_epochs 81 their Hyperband max_t [C]; num_samples 81 = eta^4, the
+// most exploratory Hyperband bracket of that setting [D]. Configs: uniform random [S].
+#include "tuners/band_tuner.hpp"
+
+namespace gpumux::tuners {
+namespace {
+
+class SuccessiveHalving final : public BandTuner {
+ public:
+  explicit SuccessiveHalving(const TunerArgs& args) : BandTuner(args, options(args)) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "successive_halving"; }
+
+  static const ParamSpecs& param_specs() {
+    static const ParamSpecs specs{
+        param::integer("num_samples", 81, "trials in rung 0"),
+        param::integer("eta", 3, "reduction factor: 1/eta of a rung is promoted"),
+        param::integer("min_epochs", 1, "epochs of rung 0"),
+        param::integer("max_epochs", 81, "epochs of the last rung")};
+    return specs;
+  }
+
+ private:
+  static BandOptions options(const TunerArgs& args) {
+    ParamReader p(args.params, args.file, args.path, param_specs());
+    BandOptions o;
+    const auto n = static_cast<int>(p.integer("num_samples"));
+    const auto r0 = static_cast<int>(p.integer("min_epochs"));
+    o.max_epochs = static_cast<int>(p.integer("max_epochs"));
+    o.eta = static_cast<int>(p.integer("eta"));
+    p.finish();
+    if (n < 1 || r0 < 1 || o.max_epochs < r0 || o.eta < 2) {
+      p.fail("eta", "needs num_samples >= 1, 1 <= min_epochs <= max_epochs, eta >= 2");
+    }
+    o.brackets = {BracketShape{n, r0}};
+    return o;
+  }
+};
+
+GPUMUX_REGISTER_TUNER("successive_halving", SuccessiveHalving,
+                      "one synchronous successive-halving bracket (Jamieson & Talwalkar 2016)");
+
+}  // namespace
+}  // namespace gpumux::tuners
