@@ -23,7 +23,7 @@ struct JobAcc {
   TimeNs gpu_ns = 0;
   std::vector<double> latencies_ms;
   std::uint64_t slo_met = 0;
-  std::uint64_t dropped = 0;  ///< requests the policy dropped (RequestDrop)
+  std::uint64_t dropped = 0;            ///< requests the policy dropped (RequestDrop)
   std::vector<TimeNs> arrivals;         ///< logged request arrivals
   std::vector<TimeNs> served_arrivals;  ///< arrival times of the served requests
   std::uint64_t in_phase = 0;           ///< closed loop: ended inside the phase it was sent in
