@@ -57,6 +57,22 @@ def closed_form_params():
         "seq2seq": 2 * (10000 * 256 + lstm(256, 512) + lstm(512, 512)) + lin(512, 10000),
         "speech": (conv(1, 32, 41, 11, False) + 2 * 32 + conv(32, 32, 21, 11, False) + 2 * 32
                    + bigru(32 * 41, 800) + 2 * bigru(1600, 800) + lin(1600, 29)),
+        # Fluid cifar.py CNN, conv_1 64, conv_2 128, dense_1 1024: convs 1,126,080 + BN 832
+        # + FC 4,725,258 = 5,852,170
+        "fluid_cifar_alexnet": (conv(3, 32, 3, 3) + conv(32, 64, 3, 3) + conv(64, 128, 3, 3)
+                                + conv(128, 128, 3, 3) + conv(128, 256, 3, 3) + conv(256, 256, 3, 3)
+                                + 2 * (32 + 128 + 256)
+                                + lin(256 * 4 * 4, 1024) + lin(1024, 512) + lin(512, 10)),
+        # RNNModel LSTM: encoder 6,655,600 + 3 x 321,600 + decoder 6,688,878 = 14,309,278
+        "fluid_wlm_lstm": 33278 * 200 + 3 * lstm(200, 200) + lin(200, 33278),
+        # RaySGD DCGAN: G = 369,152 (ConvT weights C_in*C_out*4*4) + BN 448 = 369,600;
+        # D = 166,400 + BN 384 = 166,784; sum 536,384
+        "fluid_dcgan_mnist": (conv(100, 128, 4, 4, False) + conv(128, 64, 4, 4, False)
+                              + conv(64, 32, 4, 4, False) + conv(32, 1, 4, 4, False)
+                              + 2 * (128 + 64 + 32)
+                              + conv(1, 32, 4, 4, False) + conv(32, 64, 4, 4, False)
+                              + conv(64, 128, 4, 4, False) + conv(128, 1, 4, 4, False)
+                              + 2 * (64 + 128)),
     }
 
 
