@@ -86,3 +86,29 @@ TEST_CASE("Inception-v3's auxiliary head is marked and skipped at inference", "[
   for (const auto& l : m.layers()) aux += l.aux ? 1 : 0;
   CHECK(aux > 0);
 }
+
+TEST_CASE("Fluid's three workloads have their hand-computed sizes", "[zoo]") {
+  const gpumux::ModelCatalog zoo(kZoo);
+  // cifar.py CNN at conv_1 64, conv_2 128, dense_1 1024: convs 896 + 18,496 + 73,856 + 147,584
+  // + 295,168 + 590,080 = 1,126,080; BN 2 x (32 + 128 + 256) = 832; FC 4,195,328 + 524,800
+  // + 5,130 = 4,725,258. MACs: convs 884,736 + 3 x 18,874,368 + 2 x 37,748,736 = 133,005,312
+  // plus FC 4,723,712 = 137,729,024.
+  const gpumux::Model& cifar = zoo.at("fluid_cifar_alexnet");
+  CHECK(cifar.params() == 1126080 + 832 + 4725258);
+  CHECK(cifar.fwd_macs_per_sample() == 137729024.0);
+  CHECK(cifar.layer_count() == 15);  // 6 conv + 3 BN + 3 pool + 3 FC
+  // RNNModel LSTM, 33,278 tokens, emsize 200, nhid 200, 3 layers, bptt 35: embedding 6,655,600
+  // + 3 x (4 x 200 x 400 + 8 x 200) + 200 x 33,278 + 33,278. MACs per 35-token window:
+  // 3 x 2 x 35 x 800 x 200 (input + recurrent GEMMs) + 35 x 33,278 x 200 = 266,546,000.
+  const gpumux::Model& wlm = zoo.at("fluid_wlm_lstm");
+  CHECK(wlm.params() == 6655600 + 3 * 321600 + 6688878);
+  CHECK(wlm.fwd_macs_per_sample() == 266546000.0);
+  CHECK(wlm.sequence_length() == 35);
+  // RaySGD DCGAN: G = 16 x (100x128 + 128x64 + 64x32 + 32x1) + BN 2 x 224 = 369,600;
+  // D = 16 x (1x32 + 32x64 + 64x128 + 128x1) + BN 2 x 192 = 166,784. MACs: G 4,530,176
+  // (GEMM + col2im form) + D 4,327,424.
+  const gpumux::Model& gan = zoo.at("fluid_dcgan_mnist");
+  CHECK(gan.params() == 369600 + 166784);
+  CHECK(gan.fwd_macs_per_sample() == 4530176.0 + 4327424.0);
+  CHECK(gan.layer_count() == 13);  // G: 4 ConvT + 3 BN; D: 4 conv + 2 BN
+}
