@@ -109,6 +109,34 @@ std::optional<DurationNs> ParamReader::optional_duration(const std::string& name
   return reader_.required_duration(name, *kTimeUnitNames.parse(s.unit), sign);
 }
 
+std::int64_t ParamReader::integer_at_least(const std::string& name, std::int64_t min) {
+  const std::int64_t v = integer(name);
+  if (v < min) fail(name, "must be >= " + std::to_string(min));
+  return v;
+}
+
+std::int64_t ParamReader::integer_in(const std::string& name, std::int64_t min, std::int64_t max) {
+  const std::int64_t v = integer(name);
+  if (v < min || v > max) {
+    fail(name, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
+double ParamReader::number_in(const std::string& name, double low, double high, Ends ends) {
+  const double v = number(name);
+  const bool open_low = ends == Ends::OpenLow || ends == Ends::Open;
+  const bool open_high = ends == Ends::OpenHigh || ends == Ends::Open;
+  const bool above_low = open_low ? v > low : v >= low;
+  const bool below_high = open_high ? v < high : v <= high;
+  if (!(above_low && below_high)) {
+    std::ostringstream range;  // default formatting: 0, 0.5, 100
+    range << (open_low ? '(' : '[') << low << ", " << high << (open_high ? ')' : ']');
+    fail(name, "must be in " + range.str());
+  }
+  return v;
+}
+
 void ParamReader::finish() const {
   for (const auto& item : params_.items()) {
     const std::string& key = item.key();  // a named copy: clang cannot capture a binding

@@ -40,6 +40,9 @@ struct ParamSpec {
 };
 using ParamSpecs = std::vector<ParamSpec>;
 
+/// Which ends of a number range belong to it: [low, high], (low, high], [low, high), (low, high).
+enum class Ends : std::uint8_t { Closed, OpenLow, OpenHigh, Open };
+
 /// Builders that keep declarations one line each.
 namespace param {
 ParamSpec integer(std::string name, std::int64_t fallback, std::string help);
@@ -105,6 +108,16 @@ class ParamReader {
     if (!fallback) throw Error("parameter '" + name + "': default is not a valid name");
     return reader_.choice_or(name, names, *fallback);
   }
+
+  /// An Int that must be >= `min`, else ConfigError "<key>: must be >= 2".
+  [[nodiscard]] std::int64_t integer_at_least(const std::string& name, std::int64_t min);
+  /// An Int in [min, max], else ConfigError "<key>: must be in [1, 65536]".
+  [[nodiscard]] std::int64_t integer_in(const std::string& name, std::int64_t min,
+                                        std::int64_t max);
+  /// A Number in the range from `low` to `high` whose ends `ends` says, else ConfigError
+  /// "<key>: must be in (0, 1]".
+  [[nodiscard]] double number_in(const std::string& name, double low, double high,
+                                 Ends ends = Ends::Closed);
 
   /// Number constraints, as JsonReader's ("must be > 0, got -1.0").
   double positive(const std::string& name, double v) const { return reader_.positive(name, v); }
