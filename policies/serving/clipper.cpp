@@ -49,12 +49,9 @@ class Clipper final : public ServingPolicy {
 
   explicit Clipper(const PolicyArgs& args) {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
-      const std::int64_t max_batch = p.integer("max_batch");
-      if (max_batch < 1 || max_batch > 65536) p.fail("max_batch", "must be in [1, 65536]");
-      max_batch_ = static_cast<double>(max_batch);
+      max_batch_ = static_cast<double>(read_max_batch(p));
       step_ = p.positive("additive_step", p.number("additive_step"));
-      factor_ = p.number("decrease_factor");
-      if (!(factor_ > 0.0 && factor_ < 1.0)) p.fail("decrease_factor", "must be in (0, 1)");
+      factor_ = p.number_in("decrease_factor", 0.0, 1.0, Ends::Open);
     });
   }
 

@@ -59,17 +59,10 @@ class Clockwork final : public ServingPolicy {
 
   explicit Clockwork(const PolicyArgs& args) {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
-      const std::int64_t max_batch = p.integer("max_batch");
-      if (max_batch < 1 || max_batch > 65536) p.fail("max_batch", "must be in [1, 65536]");
-      batches_ = power_of_two_batches(static_cast<std::uint32_t>(max_batch));
+      batches_ = power_of_two_batches(read_max_batch(p));
       buffer_ns_ = p.duration("buffer_ms");
-      const std::int64_t window = p.integer("estimate_window");
-      if (window < 1 || window > 1000) p.fail("estimate_window", "must be in [1, 1000]");
-      window_ = static_cast<std::size_t>(window);
-      percentile_ = p.number("estimate_percentile");
-      if (!(percentile_ > 0.0 && percentile_ <= 100.0)) {
-        p.fail("estimate_percentile", "must be in (0, 100]");
-      }
+      window_ = static_cast<std::size_t>(p.integer_in("estimate_window", 1, 1000));
+      percentile_ = p.number_in("estimate_percentile", 0.0, 100.0, Ends::OpenLow);
     });
   }
 

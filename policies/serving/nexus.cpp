@@ -50,13 +50,8 @@ class Nexus final : public ServingPolicy {
 
   explicit Nexus(const PolicyArgs& args) {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
-      const std::int64_t max_batch = p.integer("max_batch");
-      if (max_batch < 1 || max_batch > 65536) p.fail("max_batch", "must be in [1, 65536]");
-      max_batch_ = static_cast<std::uint32_t>(max_batch);
-      slo_fraction_ = p.number("slo_fraction");
-      if (!(slo_fraction_ > 0.0 && slo_fraction_ <= 1.0)) {
-        p.fail("slo_fraction", "must be in (0, 1]");
-      }
+      max_batch_ = read_max_batch(p);
+      slo_fraction_ = p.number_in("slo_fraction", 0.0, 1.0, Ends::OpenLow);
     });
   }
 

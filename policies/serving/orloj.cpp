@@ -48,13 +48,8 @@ class Orloj final : public ServingPolicy {
  public:
   explicit Orloj(const PolicyArgs& args) {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
-      const std::int64_t max_batch = p.integer("max_batch");
-      if (max_batch < 1 || max_batch > 4096) p.fail("max_batch", "must be in [1, 4096]");
-      batches_ = power_of_two_batches(static_cast<std::uint32_t>(max_batch));
-      drop_quantile_ = p.number("drop_quantile");
-      if (!(drop_quantile_ >= 0 && drop_quantile_ <= 100)) {
-        p.fail("drop_quantile", "must be a percentile in [0, 100]");
-      }
+      batches_ = power_of_two_batches(read_max_batch(p, 4096));
+      drop_quantile_ = p.number_in("drop_quantile", 0.0, 100.0);
       drop_ = p.flag("drop");
       score_ = p.choice("score", kOrlojScoreNames);
     });

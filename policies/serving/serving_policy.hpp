@@ -19,6 +19,7 @@
 
 #include "common/job_runner.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/params.hpp"
 #include "gpumux/policy.hpp"
 
 namespace gpumux::policies {
@@ -115,6 +116,13 @@ inline std::vector<std::uint32_t> power_of_two_batches(std::uint32_t max_batch) 
   std::vector<std::uint32_t> out;
   for (std::uint32_t b = 1; b <= max_batch; b *= 2) out.push_back(b);
   return out;
+}
+
+/// The largest batch a serving policy may form: its declared Int `max_batch` (each policy
+/// declares its own default and help), in [1, largest]. The caps are sanity bounds, not from
+/// a source [D]: 65536 by default, smaller where a policy's choice scans the sizes (orloj).
+inline std::uint32_t read_max_batch(ParamReader& p, std::uint32_t largest = 65536) {
+  return static_cast<std::uint32_t>(p.integer_in("max_batch", 1, largest));
 }
 
 }  // namespace gpumux::policies
