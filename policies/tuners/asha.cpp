@@ -23,6 +23,7 @@
 #include <set>
 
 #include "gpumux/tuner.hpp"
+#include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {
 namespace {
@@ -30,20 +31,16 @@ namespace {
 class Asha final : public Tuner {
  public:
   explicit Asha(const TunerArgs& args) : Tuner(args) {
-    ParamReader p(args.params, args.file, args.path, param_specs());
-    eta_ = static_cast<int>(p.integer("eta"));
-    const auto r_min = static_cast<int>(p.integer("min_epochs"));
-    max_epochs_ = static_cast<int>(p.integer("max_epochs"));
-    slots_ = static_cast<int>(p.integer("max_concurrent"));
-    samples_ = p.integer("num_samples");
-    p.finish();
-    if (eta_ < 2) p.fail("eta", "must be >= 2");
-    if (r_min < 1 || max_epochs_ < r_min) p.fail("max_epochs", "needs 1 <= min_epochs <= max");
-    if (slots_ < 1) p.fail("max_concurrent", "must be >= 1");
-    if (samples_ < 0) p.fail("num_samples", "must be >= 0");
-    for (std::int64_t r = r_min;; r *= eta_) {
-      rung_epochs_.push_back(static_cast<int>(std::min<std::int64_t>(r, max_epochs_)));
-      if (r >= max_epochs_) break;
+    EpochRange epochs;
+    read_tuner_params(args, param_specs(), [&](ParamReader& p) {
+      eta_ = read_eta(p);
+      epochs = read_epoch_range(p);
+      slots_ = static_cast<int>(p.integer_at_least("max_concurrent", 1));
+      samples_ = p.integer_at_least("num_samples", 0);
+    });
+    for (std::int64_t r = epochs.min_epochs;; r *= eta_) {
+      rung_epochs_.push_back(static_cast<int>(std::min<std::int64_t>(r, epochs.max_epochs)));
+      if (r >= epochs.max_epochs) break;
     }
     rungs_.resize(rung_epochs_.size());
     promoted_.resize(rung_epochs_.size());
@@ -129,7 +126,6 @@ class Asha final : public Tuner {
   }
 
   int eta_ = 3;
-  int max_epochs_ = 0;
   int slots_ = 1;
   std::int64_t samples_ = 0;
   int running_ = 0;

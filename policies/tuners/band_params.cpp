@@ -1,6 +1,8 @@
 // Shared parameters of the Hyperband-family tuners (band_params.hpp).
 #include "tuners/band_params.hpp"
 
+#include "tuners/tuner_params.hpp"
+
 namespace gpumux::tuners {
 
 ParamSpecs band_param_specs(std::int64_t max_epochs, bool concurrent_brackets,
@@ -16,22 +18,17 @@ ParamSpecs band_param_specs(std::int64_t max_epochs, bool concurrent_brackets,
 }
 
 BandOptions read_band_options(const TunerArgs& args, const ParamSpecs& specs) {
-  ParamReader p(args.params, args.file, args.path, specs);
-  BandOptions o;
-  o.eta = static_cast<int>(p.integer("eta"));
-  const auto r_min = static_cast<int>(p.integer("min_epochs"));
-  o.max_epochs = static_cast<int>(p.integer("max_epochs"));
-  o.concurrent_brackets = p.flag("concurrent_brackets");
-  o.max_concurrent = static_cast<int>(p.integer("max_concurrent"));
-  o.rounds = static_cast<int>(p.integer("rounds"));
-  p.finish();
-  if (o.eta < 2) p.fail("eta", "must be >= 2");
-  if (r_min < 1 || o.max_epochs < r_min)
-    p.fail("max_epochs", "needs 1 <= min_epochs <= max_epochs");
-  if (o.max_concurrent < 0) p.fail("max_concurrent", "must be >= 0");
-  if (o.rounds < 0) p.fail("rounds", "must be >= 0");
-  o.brackets = hyperband_brackets(o.eta, r_min, o.max_epochs);
-  return o;
+  return read_tuner_params(args, specs, [](ParamReader& p) {
+    BandOptions o;
+    o.eta = read_eta(p);
+    const EpochRange epochs = read_epoch_range(p);
+    o.max_epochs = epochs.max_epochs;
+    o.concurrent_brackets = p.flag("concurrent_brackets");
+    o.max_concurrent = static_cast<int>(p.integer_at_least("max_concurrent", 0));
+    o.rounds = static_cast<int>(p.integer_at_least("rounds", 0));
+    o.brackets = hyperband_brackets(o.eta, epochs.min_epochs, o.max_epochs);
+    return o;
+  });
 }
 
 }  // namespace gpumux::tuners

@@ -16,18 +16,11 @@
 namespace gpumux::tuners {
 namespace {
 
-class Bohb final : public BandTuner {
- public:
-  explicit Bohb(const TunerArgs& args) : BandTuner(args, read_band_options(args, param_specs())) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "bohb"; }
+// R 81, the brackets of a round concurrent, no concurrency cap (notes above).
+constexpr BandDefaults kBohb{"bohb", 81, true, 0};
+using Bohb = BandPlugin<kBohb>;
 
-  static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs = band_param_specs(81, true, 0);
-    return specs;
-  }
-};
-
-GPUMUX_REGISTER_TUNER("bohb", Bohb,
+GPUMUX_REGISTER_TUNER(kBohb.name, Bohb,
                       "BOHB schedule, brackets concurrent; random sampling instead of its KDE");
 
 }  // namespace

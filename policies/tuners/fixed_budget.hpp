@@ -1,22 +1,21 @@
 // FixedBudgetTuner: every config runs its full budget, all in one TrialGroup (dossier §2.2:
-// "Grid/random search = one group"); the base of grid_search and random_search.
+// "Grid/random search = one group"); the base of grid_search and random_search. Both declare
+// two parameters, built by fixed_budget_specs: how many configs (in the tuner's own terms:
+// grid points per dimension, samples) and max_epochs.
 //
 // Thread rules: a tuner belongs to one thread.
 #pragma once
 
+#include <string>
 #include <vector>
 
-#include "gpumux/errors.hpp"
 #include "gpumux/tuner.hpp"
+#include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {
 
 class FixedBudgetTuner : public Tuner {
  public:
-  FixedBudgetTuner(const TunerArgs& args, int max_epochs) : Tuner(args), max_epochs_(max_epochs) {
-    if (max_epochs_ < 1) throw Error("tuner: max_epochs must be >= 1");
-  }
-
   [[nodiscard]] std::vector<TrialGroup> start() override {
     std::vector<TrialWork> work;
     for (nlohmann::json& c : configs()) work.push_back(fresh(new_trial(std::move(c)), max_epochs_));
@@ -25,9 +24,27 @@ class FixedBudgetTuner : public Tuner {
     return {make_group(std::move(work))};
   }
 
+  /// `count` (an Int, read as >= 1 by the constructor) and max_epochs (81: the Hyperband
+  /// settings' R [D], see grid_search.cpp and random_search.cpp).
+  [[nodiscard]] static ParamSpecs fixed_budget_specs(ParamSpec count) {
+    return ParamSpecs{std::move(count),
+                      param::integer("max_epochs", 81, "epochs every trial runs")};
+  }
+
  protected:
+  /// Reads `specs` (fixed_budget_specs): the Int `count_name` and max_epochs, each >= 1.
+  FixedBudgetTuner(const TunerArgs& args, const ParamSpecs& specs, const std::string& count_name)
+      : Tuner(args) {
+    read_tuner_params(args, specs, [&](ParamReader& p) {
+      count_ = static_cast<int>(p.integer_at_least(count_name, 1));
+      max_epochs_ = read_max_epochs(p);
+    });
+  }
+
   /// The configs to run, called once by start().
   virtual std::vector<nlohmann::json> configs() = 0;
+  /// The declared count parameter's value.
+  [[nodiscard]] int count() const noexcept { return count_; }
 
   TunerResponse on_report(const TrialReport& r) override {
     TunerResponse out;
@@ -40,7 +57,8 @@ class FixedBudgetTuner : public Tuner {
   [[nodiscard]] bool finished() const override { return left_ == 0; }
 
  private:
-  int max_epochs_;
+  int count_ = 1;
+  int max_epochs_ = 1;
   std::size_t left_ = 0;
 };
 

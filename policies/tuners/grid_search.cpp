@@ -13,37 +13,18 @@ namespace {
 
 class GridSearch final : public FixedBudgetTuner {
  public:
-  explicit GridSearch(const TunerArgs& args) : GridSearch(args, read(args)) {}
+  explicit GridSearch(const TunerArgs& args)
+      : FixedBudgetTuner(args, param_specs(), "points_per_dim") {}
   [[nodiscard]] std::string_view name() const noexcept override { return "grid_search"; }
 
   static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::integer("points_per_dim", 3, "grid values per numeric dimension"),
-        param::integer("max_epochs", 81, "epochs every trial runs")};
+    static const ParamSpecs specs = fixed_budget_specs(
+        param::integer("points_per_dim", 3, "grid values per numeric dimension"));
     return specs;
   }
 
  protected:
-  std::vector<nlohmann::json> configs() override { return space_.grid(points_); }
-
- private:
-  struct Read {
-    int points;
-    int max_epochs;
-  };
-  static Read read(const TunerArgs& args) {
-    ParamReader p(args.params, args.file, args.path, param_specs());
-    const Read r{static_cast<int>(p.integer("points_per_dim")),
-                 static_cast<int>(p.integer("max_epochs"))};
-    p.finish();
-    if (r.points < 1) p.fail("points_per_dim", "must be >= 1");
-    if (r.max_epochs < 1) p.fail("max_epochs", "must be >= 1");
-    return r;
-  }
-  GridSearch(const TunerArgs& args, Read r)
-      : FixedBudgetTuner(args, r.max_epochs), points_(r.points) {}
-
-  int points_;
+  std::vector<nlohmann::json> configs() override { return space_.grid(count()); }
 };
 
 GPUMUX_REGISTER_TUNER("grid_search", GridSearch, "every grid point for max_epochs, one group");

@@ -15,19 +15,11 @@
 namespace gpumux::tuners {
 namespace {
 
-class Hyperband final : public BandTuner {
- public:
-  explicit Hyperband(const TunerArgs& args)
-      : BandTuner(args, read_band_options(args, param_specs())) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "hyperband"; }
+// R 81, brackets one after another, no concurrency cap (notes above).
+constexpr BandDefaults kHyperband{"hyperband", 81, false, 0};
+using Hyperband = BandPlugin<kHyperband>;
 
-  static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs = band_param_specs(81, false, 0);
-    return specs;
-  }
-};
-
-GPUMUX_REGISTER_TUNER("hyperband", Hyperband,
+GPUMUX_REGISTER_TUNER(kHyperband.name, Hyperband,
                       "Hyperband: successive-halving brackets one after another (Li et al. 2018)");
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <set>
 
 #include "gpumux/tuner.hpp"
+#include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {
 namespace {
@@ -29,19 +30,13 @@ namespace {
 class Pbt final : public Tuner {
  public:
   explicit Pbt(const TunerArgs& args) : Tuner(args) {
-    ParamReader p(args.params, args.file, args.path, param_specs());
-    population_ = static_cast<int>(p.integer("population"));
-    interval_ = static_cast<int>(p.integer("perturbation_interval"));
-    max_epochs_ = static_cast<int>(p.integer("max_epochs"));
-    quantile_ = p.number("quantile_fraction");
-    resample_ = p.number("resample_probability");
-    p.finish();
-    if (population_ < 2) p.fail("population", "must be >= 2");
-    if (interval_ < 1) p.fail("perturbation_interval", "must be >= 1");
-    if (max_epochs_ < 1) p.fail("max_epochs", "must be >= 1");
-    if (!(quantile_ > 0.0 && quantile_ <= 0.5)) p.fail("quantile_fraction", "must be in (0, 0.5]");
-    if (!(resample_ >= 0.0 && resample_ <= 1.0))
-      p.fail("resample_probability", "must be in [0, 1]");
+    read_tuner_params(args, param_specs(), [this](ParamReader& p) {
+      population_ = static_cast<int>(p.integer_at_least("population", 2));
+      interval_ = static_cast<int>(p.integer_at_least("perturbation_interval", 1));
+      max_epochs_ = read_max_epochs(p);
+      quantile_ = p.number_in("quantile_fraction", 0.0, 0.5, Ends::OpenLow);
+      resample_ = p.number_in("resample_probability", 0.0, 1.0);
+    });
   }
   [[nodiscard]] std::string_view name() const noexcept override { return "pbt"; }
 

@@ -9,6 +9,7 @@
 // [C, dossier §2.8]; max_epochs 81 their Hyperband max_t [C]; num_samples 81 = eta^4, the
 // most exploratory Hyperband bracket of that setting [D]. Configs: uniform random [S].
 #include "tuners/band_tuner.hpp"
+#include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {
 namespace {
@@ -29,18 +30,15 @@ class SuccessiveHalving final : public BandTuner {
 
  private:
   static BandOptions options(const TunerArgs& args) {
-    ParamReader p(args.params, args.file, args.path, param_specs());
-    BandOptions o;
-    const auto n = static_cast<int>(p.integer("num_samples"));
-    const auto r0 = static_cast<int>(p.integer("min_epochs"));
-    o.max_epochs = static_cast<int>(p.integer("max_epochs"));
-    o.eta = static_cast<int>(p.integer("eta"));
-    p.finish();
-    if (n < 1 || r0 < 1 || o.max_epochs < r0 || o.eta < 2) {
-      p.fail("eta", "needs num_samples >= 1, 1 <= min_epochs <= max_epochs, eta >= 2");
-    }
-    o.brackets = {BracketShape{n, r0}};
-    return o;
+    return read_tuner_params(args, param_specs(), [](ParamReader& p) {
+      BandOptions o;
+      const auto n = static_cast<int>(p.integer_at_least("num_samples", 1));
+      o.eta = read_eta(p);
+      const EpochRange epochs = read_epoch_range(p);
+      o.max_epochs = epochs.max_epochs;
+      o.brackets = {BracketShape{n, epochs.min_epochs}};
+      return o;
+    });
   }
 };
 

@@ -13,19 +13,11 @@
 namespace gpumux::tuners {
 namespace {
 
-class SyncBohb final : public BandTuner {
- public:
-  explicit SyncBohb(const TunerArgs& args)
-      : BandTuner(args, read_band_options(args, param_specs())) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return "sync_bohb"; }
+// R 81, brackets one after another, at most 4 running trials (notes above).
+constexpr BandDefaults kSyncBohb{"sync_bohb", 81, false, 4};
+using SyncBohb = BandPlugin<kSyncBohb>;
 
-  static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs = band_param_specs(81, false, 4);
-    return specs;
-  }
-};
-
-GPUMUX_REGISTER_TUNER("sync_bohb", SyncBohb,
+GPUMUX_REGISTER_TUNER(kSyncBohb.name, SyncBohb,
                       "Fluid's SyncBOHB: sequential brackets, at most 4 running trials");
 
 }  // namespace

@@ -1,0 +1,59 @@
+// Reading a tuner's declared parameters, and the readers of the parameters several tuners
+// share: eta (successive_halving, the Hyperband family, asha), the epoch range min_epochs to
+// max_epochs (the same tuners) and a single max_epochs (grid_search, random_search, pbt).
+// Each tuner still declares these in its own param_specs(), with its own default and help,
+// whose sources its file states.
+//
+// Thread rules: a ParamReader belongs to one thread (gpumux/params.hpp).
+#pragma once
+
+#include <type_traits>
+
+#include "gpumux/params.hpp"
+#include "gpumux/tuner.hpp"
+
+namespace gpumux::tuners {
+
+/// Reads a tuner's params (args.params, at args.path) through `specs` with
+/// `read(ParamReader&)`, then refuses the keys `specs` does not declare (as policies'
+/// read_policy_params). Returns what `read` returns.
+template <class Read>
+auto read_tuner_params(const TunerArgs& args, const ParamSpecs& specs, Read&& read) {
+  ParamReader p(args.params, args.file, args.path, specs);
+  if constexpr (std::is_void_v<std::invoke_result_t<Read&, ParamReader&>>) {
+    read(p);
+    p.finish();
+  } else {
+    auto out = read(p);
+    p.finish();
+    return out;
+  }
+}
+
+/// eta, the reduction factor of successive halving: >= 2.
+inline int read_eta(ParamReader& p) {
+  return static_cast<int>(p.integer_at_least("eta", 2));
+}
+
+/// The budgets of a rung-based tuner, epochs: r_min (rung 0) and R (the top rung).
+struct EpochRange {
+  int min_epochs = 1;
+  int max_epochs = 1;
+};
+
+/// min_epochs and max_epochs, with 1 <= min_epochs <= max_epochs.
+inline EpochRange read_epoch_range(ParamReader& p) {
+  const EpochRange e{static_cast<int>(p.integer("min_epochs")),
+                     static_cast<int>(p.integer("max_epochs"))};
+  if (e.min_epochs < 1 || e.max_epochs < e.min_epochs) {
+    p.fail("max_epochs", "needs 1 <= min_epochs <= max_epochs");
+  }
+  return e;
+}
+
+/// max_epochs of a tuner whose trials all run one budget: >= 1.
+inline int read_max_epochs(ParamReader& p) {
+  return static_cast<int>(p.integer_at_least("max_epochs", 1));
+}
+
+}  // namespace gpumux::tuners
