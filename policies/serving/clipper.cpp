@@ -40,7 +40,7 @@ class Clipper final : public ServingPolicy {
  public:
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs{
-        param::integer("max_batch", 64, "largest batch size the limit may reach"),
+        max_batch_param(64, "largest batch size the limit may reach"),
         param::number("additive_step", "", 1.0, "limit increase after a batch on time, > 0"),
         param::number("decrease_factor", "", 0.9,
                       "limit multiplier after a late batch, in (0, 1) (Clipper: 10% backoff)")};

@@ -47,7 +47,7 @@ class Clockwork final : public ServingPolicy {
  public:
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs{
-        param::integer("max_batch", 16, "largest batch size; sizes are powers of two up to it"),
+        max_batch_param(16, "largest batch size; sizes are powers of two up to it"),
         param::duration("buffer_ms", TimeUnit::Milliseconds, 0.0,
                         "aim to finish this long before the head's deadline (Clockwork: 5 ms "
                         "for 100 ms SLOs)"),

@@ -42,7 +42,7 @@ class Nexus final : public ServingPolicy {
  public:
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs{
-        param::integer("max_batch", 64, "largest profiled batch size"),
+        max_batch_param(64, "largest profiled batch size"),
         param::number("slo_fraction", "", 0.5,
                       "share of the SLO one batch may take, in (0, 1] (Nexus: 1/2)")};
     return specs;

@@ -57,7 +57,7 @@ class Orloj final : public ServingPolicy {
 
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs{
-        param::integer("max_batch", 16, "largest batch; candidates are the powers of two up to it"),
+        max_batch_param(16, "largest batch; candidates are the powers of two up to it"),
         param::number("drop_quantile", "", 1.0,
                       "percentile of a service's request times below which a request cannot "
                       "finish: waiting requests whose deadline is nearer are dropped"),

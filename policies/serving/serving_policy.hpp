@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/job_runner.hpp"
@@ -118,9 +119,15 @@ inline std::vector<std::uint32_t> power_of_two_batches(std::uint32_t max_batch) 
   return out;
 }
 
-/// The largest batch a serving policy may form: its declared Int `max_batch` (each policy
-/// declares its own default and help), in [1, largest]. The caps are sanity bounds, not from
-/// a source [D]: 65536 by default, smaller where a policy's choice scans the sizes (orloj).
+/// The declaration of max_batch, read by read_max_batch; each policy gives its own default
+/// (and its source) and help.
+inline ParamSpec max_batch_param(std::int64_t fallback, std::string help) {
+  return param::integer("max_batch", fallback, std::move(help));
+}
+
+/// The largest batch a serving policy may form: max_batch (max_batch_param), in [1, largest]. The
+/// caps are sanity bounds, not from a source [D]: 65536 by default, smaller where a policy's choice
+/// scans the sizes (orloj).
 inline std::uint32_t read_max_batch(ParamReader& p, std::uint32_t largest = 65536) {
   return static_cast<std::uint32_t>(p.integer_in("max_batch", 1, largest));
 }

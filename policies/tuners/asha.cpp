@@ -49,9 +49,9 @@ class Asha final : public Tuner {
 
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs{
-        param::integer("eta", 3, "reduction factor: the top 1/eta of a rung is promoted"),
-        param::integer("min_epochs", 1, "end of rung 0, epochs (Ray's grace_period)"),
-        param::integer("max_epochs", 1000, "end of the top rung, epochs (Ray's max_t)"),
+        eta_param("reduction factor: the top 1/eta of a rung is promoted"),
+        min_epochs_param("end of rung 0, epochs (Ray's grace_period)"),
+        max_epochs_param(1000, "end of the top rung, epochs (Ray's max_t)"),
         param::integer("max_concurrent", 8, "worker slots: trials running at once"),
         param::integer("num_samples", 0, "configs drawn at most (0: until the target)")};
     return specs;

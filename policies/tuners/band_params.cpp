@@ -8,9 +8,9 @@ namespace gpumux::tuners {
 ParamSpecs band_param_specs(std::int64_t max_epochs, bool concurrent_brackets,
                             std::int64_t max_concurrent) {
   return ParamSpecs{
-      param::integer("eta", 3, "reduction factor (Li et al.'s eta)"),
-      param::integer("min_epochs", 1, "smallest budget r_min, epochs"),
-      param::integer("max_epochs", max_epochs, "largest budget R, epochs"),
+      eta_param("reduction factor (Li et al.'s eta)"),
+      min_epochs_param("smallest budget r_min, epochs"),
+      max_epochs_param(max_epochs, "largest budget R, epochs"),
       param::flag("concurrent_brackets", concurrent_brackets,
                   "open all brackets of a round at once (else one after another)"),
       param::integer("max_concurrent", max_concurrent, "running trials at most (0: no cap)"),

@@ -27,8 +27,7 @@ class FixedBudgetTuner : public Tuner {
   /// `count` (an Int, read as >= 1 by the constructor) and max_epochs (81: the Hyperband
   /// settings' R [D], see grid_search.cpp and random_search.cpp).
   [[nodiscard]] static ParamSpecs fixed_budget_specs(ParamSpec count) {
-    return ParamSpecs{std::move(count),
-                      param::integer("max_epochs", 81, "epochs every trial runs")};
+    return ParamSpecs{std::move(count), max_epochs_param(81, "epochs every trial runs")};
   }
 
  protected:

@@ -44,7 +44,7 @@ class Pbt final : public Tuner {
     static const ParamSpecs specs{
         param::integer("population", 8, "trials alive at once"),
         param::integer("perturbation_interval", 80, "epochs between exploit/explore steps"),
-        param::integer("max_epochs", 1000, "epochs a lineage trains at most"),
+        max_epochs_param(1000, "epochs a lineage trains at most"),
         param::number("quantile_fraction", "", 0.25, "top/bottom fraction for exploit"),
         param::number("resample_probability", "", 0.25, "explore: resample instead of x0.8/x1.2")};
     return specs;

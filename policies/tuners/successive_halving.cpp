@@ -20,11 +20,10 @@ class SuccessiveHalving final : public BandTuner {
   [[nodiscard]] std::string_view name() const noexcept override { return "successive_halving"; }
 
   static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::integer("num_samples", 81, "trials in rung 0"),
-        param::integer("eta", 3, "reduction factor: 1/eta of a rung is promoted"),
-        param::integer("min_epochs", 1, "epochs of rung 0"),
-        param::integer("max_epochs", 81, "epochs of the last rung")};
+    static const ParamSpecs specs{param::integer("num_samples", 81, "trials in rung 0"),
+                                  eta_param("reduction factor: 1/eta of a rung is promoted"),
+                                  min_epochs_param("epochs of rung 0"),
+                                  max_epochs_param(81, "epochs of the last rung")};
     return specs;
   }
 

@@ -7,7 +7,10 @@
 // Thread rules: a ParamReader belongs to one thread (gpumux/params.hpp).
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "gpumux/params.hpp"
 #include "gpumux/tuner.hpp"
@@ -28,6 +31,22 @@ auto read_tuner_params(const TunerArgs& args, const ParamSpecs& specs, Read&& re
     p.finish();
     return out;
   }
+}
+
+/// The declaration of eta, read by read_eta: 3, the value of every Fluid experiment [C,
+/// dossier §2.8].
+inline ParamSpec eta_param(std::string help) {
+  return param::integer("eta", 3, std::move(help));
+}
+
+/// The declarations of min_epochs (1: Li et al.'s r_min of one epoch [D], Ray's grace_period
+/// default [C]) and max_epochs (each tuner's own default), read by read_epoch_range;
+/// max_epochs alone is read by read_max_epochs.
+inline ParamSpec min_epochs_param(std::string help) {
+  return param::integer("min_epochs", 1, std::move(help));
+}
+inline ParamSpec max_epochs_param(std::int64_t fallback, std::string help) {
+  return param::integer("max_epochs", fallback, std::move(help));
 }
 
 /// eta, the reduction factor of successive halving: >= 2.

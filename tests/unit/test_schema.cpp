@@ -15,6 +15,7 @@
 #include "gpumux/workload.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 using gpumux::ConfigError;
 using gpumux::DurationNs;
 using gpumux::JsonReader;
@@ -149,6 +150,43 @@ TEST_CASE("ParamReader reads through the declaration", "[schema]") {
   CHECK_THAT(listing, Contains("default 1000.0"));
   CHECK_THAT(listing, Contains("choice {fp32|tf32|fp16|bf16}"));
   CHECK_THAT(listing, Contains("default -"));  // handoff_us: no default
+}
+
+TEST_CASE("ParamReader's range readers name the key and the range", "[schema]") {
+  const gpumux::ParamSpecs specs{gpumux::param::integer("n", 4, "count"),
+                                 gpumux::param::number("f", "", 0.5, "fraction")};
+  const auto error = [&](const char* given, auto&& read) {
+    const json params = json::parse(given);
+    gpumux::ParamReader p(params, "cfg.json", "policy.params", specs);
+    try {
+      read(p);
+    } catch (const gpumux::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Defaults inside the range pass; the ends given belong to it or not as `Ends` says.
+  CHECK(error("{}", [](gpumux::ParamReader& p) { CHECK(p.integer_in("n", 1, 4) == 4); }) ==
+        "no error");
+  CHECK(error(R"({"f": 1})", [](gpumux::ParamReader& p) {
+          CHECK(p.number_in("f", 0.0, 1.0, gpumux::Ends::OpenLow) == 1.0);
+        }) == "no error");
+  CHECK_THAT(error(R"({"n": 0})", [](gpumux::ParamReader& p) { (void)p.integer_in("n", 1, 4); }),
+             Equals("cfg.json: policy.params.n: must be in [1, 4]"));
+  CHECK_THAT(error(R"({"n": 1})", [](gpumux::ParamReader& p) { (void)p.integer_at_least("n", 2); }),
+             Equals("cfg.json: policy.params.n: must be >= 2"));
+  CHECK_THAT(error(R"({"f": 0})",
+                   [](gpumux::ParamReader& p) {
+                     (void)p.number_in("f", 0.0, 0.5, gpumux::Ends::OpenLow);
+                   }),
+             Equals("cfg.json: policy.params.f: must be in (0, 0.5]"));
+  CHECK_THAT(
+      error(R"({"f": 1})",
+            [](gpumux::ParamReader& p) { (void)p.number_in("f", 0.0, 1.0, gpumux::Ends::Open); }),
+      Equals("cfg.json: policy.params.f: must be in (0, 1)"));
+  CHECK_THAT(
+      error(R"({"f": 101})", [](gpumux::ParamReader& p) { (void)p.number_in("f", 0.0, 100.0); }),
+      Equals("cfg.json: policy.params.f: must be in [0, 100]"));
 }
 
 TEST_CASE("jobs and services read their shared fields by one rule", "[schema]") {
