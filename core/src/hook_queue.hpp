@@ -32,6 +32,7 @@ class HookQueue {
     push({Kind::IterationEnd, job, {}, r, {}, 0});
   }
   void job_finish(JobId job) { push({Kind::JobFinish, job, {}, {}, {}, 0}); }
+  void job_resumed(JobId job) { push({Kind::JobResumed, job, {}, {}, {}, 0}); }
   void timer(TimerId id, std::uint64_t tag) { push({Kind::Timer, {}, {}, {}, id, tag}); }
 
   /// Calls the policy's on_start; hooks its commands cause are queued, not delivered.
@@ -66,6 +67,7 @@ class HookQueue {
     RequestComplete,
     IterationEnd,
     JobFinish,
+    JobResumed,
     Timer
   };
   struct Hook {
@@ -105,6 +107,9 @@ class HookQueue {
         break;
       case Kind::JobFinish:
         policy_.on_job_finish(context_, h.job);
+        break;
+      case Kind::JobResumed:
+        policy_.on_job_resumed(context_, h.job);
         break;
       case Kind::Timer:
         policy_.on_timer(context_, h.timer, h.tag);
