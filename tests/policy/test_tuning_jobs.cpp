@@ -166,3 +166,46 @@ TEST_CASE("tuning config errors name the file and the key", "[tuning]") {
   // Too few slots for the 9 trials the tuner starts: a run-time error naming max_trials.
   CHECK_THROWS_WITH(run_config(config(tuning_job(5))), Catch::Contains("max_trials"));
 }
+
+TEST_CASE("a target ends the tuning at the first report reaching it: time to target", "[tuning]") {
+  // The run without a target gives the reports; a target equal to the 15th report's metric
+  // is first reached at the first report >= it, and the targeted run is the same up to there.
+  const ExperimentResult free_run = run_config(config(tuning_job()));
+  const auto reps = epochs(free_run);
+  REQUIRE(reps.size() == 21);
+  const double target = reps[14].metric;
+  std::size_t first = 0;
+  while (reps[first].metric < target) ++first;
+  REQUIRE(first <= 14);
+
+  const auto& s0 = free_run.summary["tuning"][0];
+  CHECK(s0["epochs"] == 21);
+  CHECK(s0["trials_started"] == 9);
+  CHECK(s0["target_reached"] == false);
+  CHECK(s0["time_to_target_s"].is_null());
+  CHECK(free_run.summary["jobs_overall"]["stopped"] == 9);
+
+  nlohmann::json t = tuning_job();
+  t["target"] = target;
+  const ExperimentResult r = run_config(config(t));
+  const auto hit = epochs(r);
+  REQUIRE(hit.size() == first + 1);
+  CHECK(hit.back().t == reps[first].t);
+  CHECK(hit.back().metric == reps[first].metric);
+  const auto& s = r.summary["tuning"][0];
+  CHECK(s["target_reached"] == true);
+  const double expected_s = ns_to_seconds(reps[first].t - seconds_to_ns(0.5));
+  CHECK(s["time_to_target_s"].get<double>() == Approx(expected_s).epsilon(1e-12));
+  CHECK(s["makespan_s"].get<double>() == Approx(expected_s).epsilon(1e-12));
+  CHECK(s["epochs"] == first + 1);
+  // Every trial, running, paused or never started, ends stopped with the tuning.
+  std::size_t stopped = 0;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::JobEnd) {
+      CHECK(e.label == "stopped");
+      CHECK(e.t_ns <= reps[first].t);
+      ++stopped;
+    }
+  }
+  CHECK(stopped == 9);
+}
