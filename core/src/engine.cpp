@@ -202,6 +202,9 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r, std::uint32_t req
     if (s.spec->trial) {
       // A trial's tuner decides at each epoch's end; at its budget it is paused or stopped,
       // never finished here.
+      // Its stops abort ops, whose reports drain the hook queue: no hook may run before the
+      // tuner's whole answer is applied (a policy would dispatch a job about to be stopped).
+      const HookQueue::Hold hold(hooks_);
       tuning_.iteration_done(s);
       if (!s.done()) hooks_.iteration_end(s.id, r);
     } else if (s.iterations_done >= s.iterations_target) {

@@ -41,6 +41,23 @@ class HookQueue {
     policy_.on_start(context_);
     in_hook_ = false;
   }
+  /// While one lives, drain() delivers nothing (as inside a hook): for engine work outside a
+  /// hook that aborts ops (a tuning trial stopped at its epoch's end), whose reports drain the
+  /// queue, so no hook runs before that work is complete.
+  class Hold {
+   public:
+    explicit Hold(HookQueue& q) : q_(q), was_(q.in_hook_) { q_.in_hook_ = true; }
+    ~Hold() { q_.in_hook_ = was_; }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    Hold(Hold&&) = delete;
+    Hold& operator=(Hold&&) = delete;
+
+   private:
+    HookQueue& q_;
+    bool was_;
+  };
+
   /// Delivers every queued hook (and those they queue), unless a hook is running now (then
   /// that hook's caller drains them when it returns).
   void drain() {

@@ -209,3 +209,40 @@ TEST_CASE("a target ends the tuning at the first report reaching it: time to tar
   }
   CHECK(stopped == 9);
 }
+
+TEST_CASE("every tuner runs to its end under trial_per_gpu, keeping the invariants", "[tuning]") {
+  struct Case {
+    const char* tuner;
+    nlohmann::json params;
+  };
+  const std::vector<Case> cases{
+      {"grid_search", {{"points_per_dim", 2}, {"max_epochs", 2}}},
+      {"random_search", {{"num_samples", 4}, {"max_epochs", 2}}},
+      {"successive_halving", {{"num_samples", 4}, {"eta", 2}, {"max_epochs", 4}}},
+      {"hyperband", {{"eta", 3}, {"max_epochs", 9}}},
+      {"asha", {{"num_samples", 9}, {"eta", 3}, {"max_epochs", 9}, {"max_concurrent", 3}}},
+      {"bohb", {{"eta", 3}, {"max_epochs", 9}}},
+      {"sync_bohb", {{"eta", 3}, {"max_epochs", 9}}},
+      {"pbt", {{"population", 4}, {"perturbation_interval", 2}, {"max_epochs", 6}}}};
+  for (const Case& c : cases) {
+    INFO(c.tuner);
+    nlohmann::json t = tuning_job(60);
+    t["tuner"] = c.tuner;
+    t["params"] = c.params;
+    const ExperimentResult r = run_config(config(t));
+    const DeviceProfile p = load_device_profile(test::source_dir() / "traces" / "devices" /
+                                                (std::string(kGpu) + ".json"));
+    const std::vector<std::uint64_t> capacity(3, p.memory_bytes);
+    const auto violations =
+        test::check_invariants(r, capacity, std::vector<bool>(3, false), /*virtual_time=*/true);
+    for (const auto& v : violations) UNSCOPED_INFO(v);
+    CHECK(violations.empty());
+    CHECK(r.run.jobs_unfinished == 0);
+    std::size_t ends = 0;
+    for (const Event& e : r.log.events()) ends += e.kind == EventKind::TuningEnd ? 1 : 0;
+    CHECK(ends == 1);
+    const auto& s = r.summary["tuning"][0];
+    CHECK(s["trials_started"].get<int>() >= 2);
+    CHECK(s["epochs"].get<int>() >= s["trials_started"].get<int>());
+  }
+}
