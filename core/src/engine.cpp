@@ -87,6 +87,7 @@ RunResult EngineImpl::run() {
   tuning_.start();
   runtime_.run(options_.horizon_ns);
 
+  tuning_.run_over();
   RunResult result;
   result.end_ns = runtime_.now();
   for (auto& s : states_) {

@@ -140,6 +140,16 @@ void TuningDriver::iteration_done(JobState& s) {
   if (r.stop_all || t.tuner->done()) end(t);
 }
 
+void TuningDriver::run_over() {
+  for (Tuning& t : tunings_) {
+    if (!t.spec || t.over) continue;
+    for (const JobId j : t.slots) {
+      JobState& s = jobs_[index_of(j)];
+      if (s.phase == JobPhase::NotArrived) stop(s);
+    }
+  }
+}
+
 void TuningDriver::stop(JobState& s) {
   if (!s.done()) stop_job_(s);
 }

@@ -54,6 +54,10 @@ class TuningDriver {
 
   /// Schedules each tuning job's start at its arrival (call once, when the run starts).
   void start();
+  /// The run is over with tunings still going (their tuner waits for a trial the policy
+  /// rejected, or the horizon cut them): their slots never activated end, stopped (they are
+  /// no work the run left undone); trials that arrived end as the run decides.
+  void run_over();
   /// Trial job `s` completed an iteration (s.iterations_done counts it): at an epoch's end,
   /// reports it to the tuner and applies the answer.
   void iteration_done(JobState& s);
