@@ -16,6 +16,7 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/event_fields.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/summary.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;
@@ -105,6 +106,8 @@ TEST_CASE("a successive-halving tuning job under trial_per_gpu: 21 epochs, all t
   CHECK(counts == std::multiset<int>{1, 1, 1, 1, 1, 1, 3, 3, 9});
   CHECK(tuning_end == reps.back().t);
   CHECK(r.run.jobs_unfinished == 0);
+  // The summary comes from the events alone: the log summarised again gives the same.
+  CHECK(summarize(r.log, r.jobs, 3).dump() == r.summary.dump());
 
   // An epoch of a trial running on its GPU takes 2 iterations back to back.
   const DurationNs epoch_ns = 2 * iteration_ns();
@@ -243,6 +246,12 @@ TEST_CASE("every tuner runs to its end under trial_per_gpu, keeping the invarian
     CHECK(ends == 1);
     const auto& s = r.summary["tuning"][0];
     CHECK(s["trials_started"].get<int>() >= 2);
+    if (std::string(c.tuner) == "pbt") {
+      // An exploited copy starts from its donor's checkpoint: its first report is past epoch 1.
+      std::map<std::uint32_t, int> first;
+      for (const auto& e : epochs(r)) first.emplace(e.job, e.epoch);
+      CHECK(std::any_of(first.begin(), first.end(), [](const auto& f) { return f.second > 1; }));
+    }
     CHECK(s["epochs"].get<int>() >= s["trials_started"].get<int>());
   }
 }
