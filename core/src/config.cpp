@@ -314,6 +314,16 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
         origins.push_back(Origin{file, path, {}});
       }
     }
+    if (const auto* tuning = array_of("tuning")) {
+      for (std::size_t i = 0; i < tuning->size(); ++i) {
+        const std::string path = w.path_of(index_path("tuning", i));
+        cfg.tuning.push_back(parse_tuning((*tuning)[i], file, path, i));
+        for (JobSpec& job : trial_slots(cfg.tuning.back())) {
+          cfg.jobs.push_back(std::move(job));
+          origins.push_back(Origin{file, path, {}});
+        }
+      }
+    }
     w.finish();
   }
 
@@ -332,7 +342,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   r.finish();
 
   if (cfg.jobs.empty()) {
-    throw ConfigError(file, "workload", "no jobs: give workload.files, jobs or services");
+    throw ConfigError(file, "workload", "no jobs: give workload.files, jobs, services or tuning");
   }
   const ModelCatalog catalog(repo_root / "traces" / "models");
   const auto models = catalog.names();

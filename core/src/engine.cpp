@@ -22,6 +22,7 @@ std::vector<JobState> make_states(const std::vector<JobSpec>& specs, const Model
     s.spec = &specs[i];
     s.model = &models.at(specs[i].model);
     s.arrival_ns = specs[i].arrival_ns;
+    s.iterations_target = specs[i].iterations;  // a tuning trial's is set when it starts
     if (specs[i].dynamic) {
       try {
         specs[i].dynamic->resolve(*s.model);
@@ -57,6 +58,9 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
       hooks_(policy_, *this),
       placement_(devices_, runtime_, events_),
       sources_(runtime_, states_, events_, hooks_, options.seed),
+      tuning_(
+          runtime_, states_, events_, hooks_, sources_, options.seed,
+          [this](JobState& s) { stop_trial(s); }, [this](JobState& s) { abort_job_ops(s); }),
       serving_(specs_.size(), kExecTimeWindow),
       rng_(options.seed) {
   costs_.reserve(devices_.size());
@@ -80,8 +84,10 @@ RunResult EngineImpl::run() {
   hooks_.start();
   hooks_.drain();
   sources_.start();
+  tuning_.start();
   runtime_.run(options_.horizon_ns);
 
+  tuning_.run_over();
   RunResult result;
   result.end_ns = runtime_.now();
   for (auto& s : states_) {
@@ -194,7 +200,15 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r, std::uint32_t req
   if (s.training()) {
     ++s.iterations_done;
     events_.iteration_end(s.id, s.iterations_done);
-    if (s.iterations_done >= s.spec->iterations) {
+    if (s.spec->trial) {
+      // A trial's tuner decides at each epoch's end; at its budget it is paused or stopped,
+      // never finished here.
+      // Its stops abort ops, whose reports drain the hook queue: no hook may run before the
+      // tuner's whole answer is applied (a policy would dispatch a job about to be stopped).
+      const HookQueue::Hold hold(hooks_);
+      tuning_.iteration_done(s);
+      if (!s.done()) hooks_.iteration_end(s.id, r);
+    } else if (s.iterations_done >= s.iterations_target) {
       finish_job(s, EndReason::Finished);
     } else {
       hooks_.iteration_end(s.id, r);
@@ -217,7 +231,8 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r, std::uint32_t req
 }
 
 void EngineImpl::finish_job(JobState& s, EndReason how, std::string_view detail) {
-  s.phase = how == EndReason::Finished ? JobPhase::Finished : JobPhase::Rejected;
+  // A stopped trial is done, not rejected (its memory goes as a finished job's).
+  s.phase = how == EndReason::Rejected ? JobPhase::Rejected : JobPhase::Finished;
   s.finish_ns = runtime_.now();
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     const DeviceId dev{static_cast<std::uint16_t>(d)};
@@ -227,6 +242,25 @@ void EngineImpl::finish_job(JobState& s, EndReason how, std::string_view detail)
   ++done_jobs_;
   events_.job_end(s.id, how, detail);
   if (s.phase == JobPhase::Finished) hooks_.job_finish(s.id);
+}
+
+void EngineImpl::abort_job_ops(JobState& s) {
+  in_abort_ = true;
+  for (Device* d : devices_) d->abort(s.id);
+  in_abort_ = false;
+  s.has_last_op = false;
+}
+
+void EngineImpl::stop_trial(JobState& s) {
+  if (s.phase == JobPhase::NotArrived) {
+    s.phase = JobPhase::Finished;
+    s.finish_ns = runtime_.now();
+    ++done_jobs_;
+    events_.job_end(s.id, EndReason::Stopped);
+    return;
+  }
+  abort_job_ops(s);
+  finish_job(s, EndReason::Stopped);
 }
 
 void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {

@@ -320,10 +320,7 @@ void EngineImpl::record(std::string_view metric, double value) {
 
 void EngineImpl::reject(JobId job, std::string_view reason) {
   JobState& s = active_job(job, "reject");
-  in_abort_ = true;
-  for (Device* d : devices_) d->abort(job);
-  in_abort_ = false;
-  s.has_last_op = false;
+  abort_job_ops(s);
   finish_job(s, EndReason::Rejected, reason);
 }
 

@@ -153,6 +153,26 @@ class EngineEvents {
     e.label = note_labels_.get(what, [this](std::string_view w) { return stream_.intern(w); });
     stream_.add(e);
   }
+  /// Trial `trial` (job `job`) finished epoch `epoch` with `metric`; the tuner said `decision`.
+  void trial_epoch(JobId job, std::int64_t trial, int epoch, double metric,
+                   std::string_view decision) {
+    Event e;
+    e.kind = EventKind::TrialEpoch;
+    e.job = raw(job);
+    e.a = epoch;
+    e.b = trial;
+    e.value = metric;
+    e.label = stream_.intern(decision);
+    emit(e);
+  }
+  void tuning_end(std::size_t tuning, bool target_reached, std::string_view name) {
+    Event e;
+    e.kind = EventKind::TuningEnd;
+    e.a = static_cast<std::int64_t>(tuning);
+    e.b = target_reached ? 1 : 0;
+    e.label = stream_.intern(name);
+    emit(e);
+  }
   void policy_metric(std::string_view metric, double value) {
     Event e;
     e.kind = EventKind::PolicyMetric;

@@ -5,6 +5,7 @@
 //   HookQueue       (hook_queue.hpp)      policy hooks, delivered one at a time, never nested
 //   Placement       (placement.hpp)       device memory, residency and layer offsets
 //   RequestSources  (request_sources.hpp) job/request arrivals, open and closed loop
+//   TuningDriver    (tuning_driver.hpp)   tuning jobs: tuners, trial slots, their decisions
 //   ServingState    (serving_state.hpp)   execution-time windows, sequence-length variants
 //   progress::      (job_progress.hpp)    cursor arithmetic, byte counts, cost estimates
 // None of them knows EngineImpl. engine.cpp holds the run and the device notifications,
@@ -35,6 +36,7 @@
 #include "placement.hpp"
 #include "request_sources.hpp"
 #include "serving_state.hpp"
+#include "tuning_driver.hpp"
 
 namespace gpumux {
 
@@ -269,6 +271,11 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// `requests` requests (the oldest pending ones).
   void complete_unit(JobState& s, const OpRecord& r, std::uint32_t requests);
   void finish_job(JobState& s, EndReason how, std::string_view detail = {});
+  /// Ends a tuning trial as stopped (TuningDriver): its ops aborted, then finish_job; a slot
+  /// that never arrived just ends (no hook: the policy never saw it).
+  void stop_trial(JobState& s);
+  /// Aborts every op of `s` in flight (as reject does); it loses its unfinished unit.
+  void abort_job_ops(JobState& s);
   void rewind(JobState& s, const OpInfo& info, bool lose_unit);
 
   Platform& platform_;
@@ -287,6 +294,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   HookQueue hooks_;
   Placement placement_;
   RequestSources sources_;
+  TuningDriver tuning_;
   mutable ServingState serving_;
   std::vector<OpPiece> pieces_;              // plan_pieces' output, reused
   std::vector<std::uint32_t> work_scratch_;  // plan_pieces' members' work, reused

@@ -32,6 +32,7 @@ class HookQueue {
     push({Kind::IterationEnd, job, {}, r, {}, 0});
   }
   void job_finish(JobId job) { push({Kind::JobFinish, job, {}, {}, {}, 0}); }
+  void job_resumed(JobId job) { push({Kind::JobResumed, job, {}, {}, {}, 0}); }
   void timer(TimerId id, std::uint64_t tag) { push({Kind::Timer, {}, {}, {}, id, tag}); }
 
   /// Calls the policy's on_start; hooks its commands cause are queued, not delivered.
@@ -40,6 +41,23 @@ class HookQueue {
     policy_.on_start(context_);
     in_hook_ = false;
   }
+  /// While one lives, drain() delivers nothing (as inside a hook): for engine work outside a
+  /// hook that aborts ops (a tuning trial stopped at its epoch's end), whose reports drain the
+  /// queue, so no hook runs before that work is complete.
+  class Hold {
+   public:
+    explicit Hold(HookQueue& q) : q_(q), was_(q.in_hook_) { q_.in_hook_ = true; }
+    ~Hold() { q_.in_hook_ = was_; }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    Hold(Hold&&) = delete;
+    Hold& operator=(Hold&&) = delete;
+
+   private:
+    HookQueue& q_;
+    bool was_;
+  };
+
   /// Delivers every queued hook (and those they queue), unless a hook is running now (then
   /// that hook's caller drains them when it returns).
   void drain() {
@@ -66,6 +84,7 @@ class HookQueue {
     RequestComplete,
     IterationEnd,
     JobFinish,
+    JobResumed,
     Timer
   };
   struct Hook {
@@ -105,6 +124,9 @@ class HookQueue {
         break;
       case Kind::JobFinish:
         policy_.on_job_finish(context_, h.job);
+        break;
+      case Kind::JobResumed:
+        policy_.on_job_resumed(context_, h.job);
         break;
       case Kind::Timer:
         policy_.on_timer(context_, h.timer, h.tag);

@@ -19,7 +19,7 @@ std::string_view to_string(JobPhase p) noexcept {
 }
 
 std::uint64_t JobState::total_units() const noexcept {
-  if (training()) return spec->iterations;
+  if (training()) return iterations_target;
   if (spec->closed_loop.enabled) return spec->closed_loop.count;  // 0 = unbounded
   return spec->requests_ns.size();
 }
@@ -31,7 +31,7 @@ std::uint32_t JobState::layers_left_in_pass() const noexcept {
 
 bool JobState::has_dispatchable_work() const noexcept {
   if (!active()) return false;
-  if (training()) return dispatched.unit < spec->iterations;
+  if (training()) return !paused && dispatched.unit < iterations_target;
   return dispatched.unit < requests_done + pending_requests.size();
 }
 

@@ -21,6 +21,7 @@ RequestSources::RequestSources(Runtime& runtime, std::span<JobState> jobs, Engin
   // Every job arrival and open-loop request arrival, merged in (time, kind, order) order.
   std::uint64_t seq = 0;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (jobs_[j].spec->trial) continue;  // arrives when its tuner starts a trial
     arrivals_.push_back({jobs_[j].spec->arrival_ns, 0, seq++, static_cast<std::uint32_t>(j), 0});
   }
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -52,15 +53,19 @@ void RequestSources::schedule_next_arrival() {
 void RequestSources::handle_arrival(const Arrival& a) {
   JobState& s = jobs_[a.job];
   if (a.is_request == 0) {
-    s.phase = JobPhase::Waiting;
-    arrived_.push_back(s.id);
-    events_.job_arrival(s.id, s.spec->name);
-    hooks_.job_arrival(s.id);
-    if (s.spec->closed_loop.enabled) schedule_client_send(s, runtime_.now());
+    arrive_job(s);
     return;
   }
   if (s.done()) return;  // a rejected service's later requests are not served
   arrive_request(s.id, a.t_ns);
+}
+
+void RequestSources::arrive_job(JobState& s) {
+  s.phase = JobPhase::Waiting;
+  arrived_.push_back(s.id);
+  events_.job_arrival(s.id, s.spec->name);
+  hooks_.job_arrival(s.id);
+  if (s.spec->closed_loop.enabled) schedule_client_send(s, runtime_.now());
 }
 
 void RequestSources::arrive_request(JobId job, TimeNs when_ns) {

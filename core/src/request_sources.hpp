@@ -1,9 +1,9 @@
 // Where work comes from: job arrivals, open-loop request arrivals (the trace's times) and
 // closed-loop clients (each sends its next request a think time after the last one ends).
-// Trace arrivals are merged into one list in (time, jobs before requests, trace order)
-// order and delivered one runtime event per distinct time; closed-loop sends are scheduled
-// as they become due. Each arrival updates the job's state, is logged, and queues its hook;
-// runtime callbacks from here drain the hook queue.
+// Tuning trial slots (JobSpec::trial) arrive only through arrive_now. Trace arrivals are merged
+// into one list in (time, jobs before requests, trace order) order and delivered one runtime event
+// per distinct time; closed-loop sends are scheduled as they become due. Each arrival updates the
+// job's state, is logged, and queues its hook; runtime callbacks from here drain the hook queue.
 //
 // Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
 #pragma once
@@ -32,6 +32,9 @@ class RequestSources {
 
   /// Schedules the first trace arrival (call once, when the run starts).
   void start() { schedule_next_arrival(); }
+
+  /// Job `s` arrives now, outside the trace (a tuning trial the TuningDriver activates).
+  void arrive_now(JobState& s) { arrive_job(s); }
 
   /// Jobs arrived so far, in arrival order.
   [[nodiscard]] std::span<const JobId> arrived() const noexcept { return arrived_; }
@@ -73,6 +76,7 @@ class RequestSources {
 
   void schedule_next_arrival();
   void handle_arrival(const Arrival& a);
+  void arrive_job(JobState& s);
   void arrive_request(JobId job, TimeNs when_ns);
   /// A closed-loop client's next send, no earlier than `earliest_ns`, if its count and time
   /// window allow one; returns whether one was scheduled.

@@ -39,6 +39,17 @@ std::string run_fingerprint(const ExperimentConfig& config,
           t->network.gbit_per_s, t->network.latency_ns}}};
     text << record.dump() << '\n';
   }
+  // Tuning jobs as parsed (their params and search space are in `resolved` too); only when
+  // present, so configs without them keep their fingerprints.
+  for (const auto& t : config.tuning) {
+    const nlohmann::json record = {
+        {"tuning",
+         {t->name, t->tuner, t->params, t->search_space, static_cast<int>(t->mode),
+          t->target ? nlohmann::json(*t->target) : nlohmann::json(nullptr), t->curve.y_start,
+          t->curve.y_best, t->curve.width, t->curve.alpha_lo, t->curve.alpha_hi, t->curve.noise,
+          t->samples_per_epoch, t->max_trials}}};
+    text << record.dump() << '\n';
+  }
   std::set<std::string> models;
   for (const JobSpec& j : config.jobs) {
     models.insert(j.model);

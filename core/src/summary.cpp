@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "gpumux/tuning_spec.hpp"
 #include "summary_state.hpp"
 
 #include <algorithm>
@@ -177,6 +178,11 @@ SummaryAccumulator::SummaryAccumulator(const std::vector<JobSpec>& jobs, std::si
   s_->bounded = bounded;
   s_->acc.resize(jobs.size());
   s_->devices.resize(device_count);
+  for (const JobSpec& j : jobs) {
+    if (j.trial && j.trial->tuning->index >= s_->tuning.size()) {
+      s_->tuning.resize(j.trial->tuning->index + 1);
+    }
+  }
 }
 
 SummaryAccumulator::~SummaryAccumulator() = default;
@@ -250,6 +256,7 @@ nlohmann::json SummaryAccumulator::finish() {
     const bool arrived = a.arrival >= 0;
     const bool finished = a.end_reason == EndReason::Finished;
     const JobOutcome outcome = finished                              ? JobOutcome::Finished
+                               : a.end_reason == EndReason::Stopped  ? JobOutcome::Stopped
                                : a.end_reason == EndReason::Rejected ? JobOutcome::Rejected
                                : !arrived                            ? JobOutcome::NotArrived
                                : a.first_start < 0                   ? JobOutcome::NeverStarted
@@ -382,7 +389,8 @@ nlohmann::json SummaryAccumulator::finish() {
       {to_string(JobOutcome::Rejected), outcomes_training[JobOutcome::Rejected]},
       {to_string(JobOutcome::Unfinished), outcomes_training[JobOutcome::Unfinished]},
       {to_string(JobOutcome::NeverStarted), outcomes_training[JobOutcome::NeverStarted]},
-      {to_string(JobOutcome::NotArrived), outcomes_training[JobOutcome::NotArrived]}};
+      {to_string(JobOutcome::NotArrived), outcomes_training[JobOutcome::NotArrived]},
+      {to_string(JobOutcome::Stopped), outcomes_training[JobOutcome::Stopped]}};
   out["jobs_overall"] = {
       {"jobs", jobs.size()},
       {to_string(JobOutcome::Finished), all_jct.size()},
@@ -390,6 +398,7 @@ nlohmann::json SummaryAccumulator::finish() {
       {to_string(JobOutcome::Unfinished), outcomes_all[JobOutcome::Unfinished]},
       {to_string(JobOutcome::NeverStarted), outcomes_all[JobOutcome::NeverStarted]},
       {to_string(JobOutcome::NotArrived), outcomes_all[JobOutcome::NotArrived]},
+      {to_string(JobOutcome::Stopped), outcomes_all[JobOutcome::Stopped]},
       {"mean_jct_s", mean_or_null(all_jct)},
       {"p50_jct_s", percentile_or_null(all_jct, 50)},
       {"p95_jct_s", percentile_or_null(all_jct, 95)},
@@ -411,6 +420,7 @@ nlohmann::json SummaryAccumulator::finish() {
                     {"timeslice_switches", dev.slices}});
   }
   out["devices"] = devs;
+  out["tuning"] = summary_detail::tuning_section(st);
 
   nlohmann::json pm = nlohmann::json::object();
   for (const auto& [name, v] : st.metrics) {

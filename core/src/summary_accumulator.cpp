@@ -5,12 +5,14 @@
 
 #include "gpumux/event_fields.hpp"
 #include "gpumux/summary.hpp"
+#include "gpumux/tuning_spec.hpp"
 #include "summary_state.hpp"
 
 namespace gpumux {
 
 using summary_detail::DeviceAcc;
 using summary_detail::State;
+using summary_detail::TuningAcc;
 
 namespace {
 
@@ -21,6 +23,20 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
   const DurationNs period = c.on_ns + c.off_ns;
   const TimeNs k = t < c.start_ns ? 0 : (t - c.start_ns) / period;
   return c.start_ns + k * period + c.on_ns;
+}
+
+/// A trial's epoch report: counts, the best metric, the first time the target was reached.
+void trial_epoch(State& st, const Event& e) {
+  const TuningSpec& t = *(*st.jobs)[e.job].trial->tuning;
+  if (t.index >= st.tuning.size()) return;
+  TuningAcc& a = st.tuning[t.index];
+  const double m = trial_metric_of(e);
+  const bool max = t.mode == MetricMode::Max;
+  ++a.epochs;
+  if (!a.best || (max ? m > *a.best : m < *a.best)) a.best = m;
+  if (t.target && a.first_target < 0 && (max ? m >= *t.target : m <= *t.target)) {
+    a.first_target = e.t_ns;
+  }
 }
 
 /// Every kind but the three on_event takes itself (they are most of a run's events). Out of
@@ -115,6 +131,17 @@ TimeNs phase_end(const ClosedLoop& c, TimeNs t) {
       if (it == st.metrics.end())
         it = st.metrics.emplace(std::string(name), std::vector<double>{}).first;
       it->second.push_back(metric_sample_of(e));
+      break;
+    }
+    case EventKind::TrialEpoch:
+      if (has_job && jobs[e.job].trial) trial_epoch(st, e);
+      break;
+    case EventKind::TuningEnd: {
+      const std::size_t t = tuning_index_of(e);
+      if (t < st.tuning.size()) {
+        st.tuning[t].end = e.t_ns;
+        st.tuning[t].target_reached = tuning_target_reached(e);
+      }
       break;
     }
     case EventKind::RunEnd:

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "busy_time.hpp"
 #include "gpumux/events.hpp"
 #include "gpumux/workload.hpp"
@@ -29,6 +31,15 @@ struct JobAcc {
   std::uint64_t in_phase = 0;           ///< closed loop: ended inside the phase it was sent in
 };
 
+/// One tuning job (workload.tuning), from its TrialEpoch and TuningEnd events.
+struct TuningAcc {
+  std::uint64_t epochs = 0;     ///< TrialEpoch events
+  std::optional<double> best;   ///< best metric reported, in the tuning's mode
+  TimeNs first_target = -1;     ///< first report reaching the target
+  TimeNs end = -1;              ///< its TuningEnd
+  bool target_reached = false;  ///< as the TuningEnd says
+};
+
 struct DeviceAcc {
   BusyUnion compute, h2d, d2h;
   std::int64_t mem_now = 0, mem_peak = 0;
@@ -46,6 +57,10 @@ struct State {
   TimeNs end_ns = 0, last_job_end = 0;
   std::uint64_t runtime_events = 0;
   std::uint64_t events = 0;
+  std::vector<TuningAcc> tuning;  ///< by TuningSpec::index
 };
+
+/// The summary's "tuning" section (summary_tuning.cpp): one object per tuning job.
+[[nodiscard]] nlohmann::json tuning_section(const State& st);
 
 }  // namespace gpumux::summary_detail

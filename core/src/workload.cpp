@@ -315,7 +315,8 @@ void validate_jobs(const std::vector<JobSpec>& jobs, const std::string& file) {
     }
     if (j.batch < 1) throw TraceError(file, where, "batch must be >= 1");
     if (j.kind == JobKind::Training) {
-      if (j.iterations < 1) throw TraceError(file, where, "a training job needs iterations >= 1");
+      if (j.iterations < 1 && !j.trial)
+        throw TraceError(file, where, "a training job needs iterations >= 1");
       continue;
     }
     if (!j.closed_loop.enabled && j.requests_ns.empty()) {

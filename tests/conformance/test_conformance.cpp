@@ -118,3 +118,38 @@ TEST_CASE("every policy keeps the invariants on emulated", "[conformance]") {
     }
   }
 }
+
+// A tuning job whose trials run to their budget and stop (random search never pauses): every
+// policy runs its trials as training jobs that arrive at run time and end "stopped". Pausing
+// tuners are not here: a policy that holds the GPU until its job finishes (exclusive) would
+// wait forever on a paused trial; executors such as trial_per_gpu run those
+// (tests/policy/test_tuning_jobs.cpp).
+TEST_CASE("every policy runs a tuning job whose trials stop", "[conformance]") {
+  const nlohmann::json tuning = {{"name", "rs"},
+                                 {"tuner", "random_search"},
+                                 {"params", {{"num_samples", 3}, {"max_epochs", 2}}},
+                                 {"search_space", {{"lr", {{"loguniform", {1e-4, 1.0}}}}}},
+                                 {"model", "alexnet"},
+                                 {"batch", 16},
+                                 {"samples_per_epoch", 32},
+                                 {"max_trials", 4},
+                                 {"arrival_s", 0.01}};
+  const nlohmann::json workload = {{"jobs",
+                                    {{{"name", "train"},
+                                      {"kind", "training"},
+                                      {"model", "resnet18"},
+                                      {"batch", 16},
+                                      {"iterations", 3}}}},
+                                   {"tuning", {tuning}}};
+  for (const auto& policy : PolicyRegistry::instance().names()) {
+    DYNAMIC_SECTION(policy << " with a tuning job") {
+      const ExperimentResult r = run_and_check(config_for(policy, "sim", workload), true);
+      const auto& s = r.summary["tuning"][0];
+      CHECK(s["trials_started"] == 3);
+      // A policy that rejects training jobs (a serving system) leaves the tuner waiting for
+      // their reports: the tuning never ends (makespan null), its unused slot ends stopped.
+      const bool rejected = r.summary["jobs_overall"]["rejected"].get<int>() > 0;
+      CHECK(s["makespan_s"].is_number() == !rejected);
+    }
+  }
+}

@@ -128,7 +128,8 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
             end.label.size() <= end_label(EndReason::Rejected, "").size()) {
           violation("job rejected without a reason", e);
         }
-        if (end.reason != EndReason::Finished && end.reason != EndReason::Rejected) {
+        if (end.reason != EndReason::Finished && end.reason != EndReason::Rejected &&
+            end.reason != EndReason::Stopped) {
           violation("job neither finished nor rejected: " + std::string(e.label), e);
         }
         break;

@@ -17,6 +17,7 @@
 #include "gpumux/device_profile.hpp"
 #include "gpumux/time.hpp"
 #include "gpumux/topology.hpp"
+#include "gpumux/tuning_spec.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
@@ -40,7 +41,10 @@ struct ExperimentConfig {
   CostOptions cost;
   std::string policy;
   nlohmann::json policy_params = nlohmann::json::object();
-  std::vector<JobSpec> jobs;  ///< the whole workload, expanded (files, inline jobs, services)
+  std::vector<JobSpec> jobs;  ///< the whole workload, expanded (files, inline jobs, services,
+                              ///< tuning jobs' trial slots)
+  /// workload.tuning, in order (their trial slots are in `jobs`).
+  std::vector<std::shared_ptr<const TuningSpec>> tuning;
   TimeNs horizon_ns = kTimeNever;
   std::string out_dir;         ///< default: results/<name> (relative: against the repository root)
   std::string out_dir_origin;  ///< names where out_dir came from, for messages ("x.json: out_dir")

@@ -129,6 +129,14 @@ inline constexpr std::array<EventLayout, kEventKindCount> kEventLayouts = [] {
                 {d::unused_a, d::unused_b, {Slot::Value, "value", "sample"}, d::label("metric")}),
       d::layout(K::DeviceNote, "device_note",
                 {d::dev("device"), d::a("value"), d::unused_b, d::label("note")}),
+      d::layout(K::TrialEpoch, "trial_epoch",
+                {d::job,
+                 d::a("epoch"),
+                 d::b("trial"),
+                 {Slot::Value, "value", "metric"},
+                 d::label("decision")}),
+      d::layout(K::TuningEnd, "tuning_end",
+                {d::a("tuning"), d::b("target_reached"), d::label("tuning_name")}),
       d::layout(K::RunEnd, "run_end", {d::a("runtime_events"), d::unused_b}),
   };
 }();
@@ -186,6 +194,10 @@ GPUMUX_EVENT_INT(iteration_of, std::uint64_t, IterationEnd, "iteration")
 GPUMUX_EVENT_INT(alloc_bytes, std::int64_t, Alloc, "bytes")
 GPUMUX_EVENT_INT(free_bytes, std::int64_t, Free, "bytes")
 GPUMUX_EVENT_INT(context_start_cost_ns, DurationNs, ContextCreate, "start_cost_ns")
+GPUMUX_EVENT_INT(trial_epoch_of, int, TrialEpoch, "epoch")
+GPUMUX_EVENT_INT(trial_id_of, std::int64_t, TrialEpoch, "trial")
+GPUMUX_EVENT_INT(tuning_index_of, std::size_t, TuningEnd, "tuning")
+GPUMUX_EVENT_INT(tuning_target_reached, bool, TuningEnd, "target_reached")
 GPUMUX_EVENT_INT(runtime_events_of, std::uint64_t, RunEnd, "runtime_events")
 #undef GPUMUX_EVENT_INT
 
@@ -204,6 +216,12 @@ struct JobEndView {
 [[nodiscard]] inline std::optional<DeviceNoteKind> device_note_of(const Event& e) noexcept {
   static_assert(event_fields_detail::slot_of(EventKind::DeviceNote, "note") == Slot::Label);
   return kDeviceNoteNames.parse(e.label);
+}
+
+/// A TrialEpoch event's metric.
+[[nodiscard]] inline double trial_metric_of(const Event& e) {
+  static_assert(event_fields_detail::slot_of(EventKind::TrialEpoch, "metric") == Slot::Value);
+  return e.value;
 }
 
 /// A PolicyMetric event's metric name and sample.

@@ -42,6 +42,8 @@ enum class EventKind : std::uint8_t {
   Migrate,         ///< a job's state moves to another device
   PolicyMetric,    ///< a policy records a sample
   DeviceNote,      ///< a device reports something (DeviceNoteKind)
+  TrialEpoch,      ///< a tuning trial finished an epoch: its metric and the tuner's decision
+  TuningEnd,       ///< a tuning job is over (its target reached or its budget spent)
   RunEnd           ///< the run ends
 };
 inline constexpr std::size_t kEventKindCount = static_cast<std::size_t>(EventKind::RunEnd) + 1;
@@ -55,13 +57,16 @@ enum class EndReason : std::uint8_t {
   Rejected,    ///< the policy rejected it (Context::reject)
   Horizon,     ///< the run's horizon cut it off
   Unfinished,  ///< the run ran out of events with work of it left
+  Stopped,     ///< a tuning trial its tuner stopped, or left when its tuning ended: done, not
+               ///< rejected
 };
 /// One name table serves to_string and parsing.
-inline constexpr EnumNames<EndReason, 4> kEndReasonNames{{
+inline constexpr EnumNames<EndReason, 5> kEndReasonNames{{
     {EndReason::Finished, "finished"},
     {EndReason::Rejected, "rejected"},
     {EndReason::Horizon, "horizon"},
     {EndReason::Unfinished, "unfinished"},
+    {EndReason::Stopped, "stopped"},
 }};
 [[nodiscard]] std::string_view to_string(EndReason r) noexcept;
 /// The reason named by a JobEnd label ("<reason>" or "<reason>: <detail>"); nullopt if the

@@ -84,7 +84,12 @@ struct JobState {
   DeviceId device{};
 
   // progress
-  std::uint64_t iterations_done = 0;       ///< training
+  std::uint64_t iterations_done = 0;  ///< training
+  /// Training: the job completes (or, a tuning trial, reaches its epoch budget) at this many
+  /// iterations. spec->iterations for an ordinary job; a trial's grows with its budget.
+  std::uint64_t iterations_target = 0;
+  /// A tuning trial its tuner paused (it waits for a promotion): nothing to dispatch.
+  bool paused = false;
   std::uint64_t requests_done = 0;         ///< inference
   std::uint64_t requests_dropped = 0;      ///< inference: dropped by the policy (D38)
   std::deque<RequestId> pending_requests;  ///< arrived, not finished or dropped, oldest first

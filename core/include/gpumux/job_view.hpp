@@ -87,6 +87,11 @@ class JobView {
   [[nodiscard]] Cursor completed() const noexcept { return s_->completed; }
   /// Whether dispatch() has something to issue now.
   [[nodiscard]] bool has_dispatchable_work() const noexcept { return s_->has_dispatchable_work(); }
+  /// A tuning trial its tuner paused: active, but nothing to dispatch until it is resumed
+  /// (Policy::on_job_resumed). Its weights may stay or be evicted.
+  [[nodiscard]] bool paused() const noexcept { return s_->paused; }
+  /// Whether the job is a trial slot of a tuning job (JobSpec::trial).
+  [[nodiscard]] bool trial() const noexcept { return s_->spec->trial != nullptr; }
   /// Whether an iteration/request has begun (some of it dispatched) and not ended.
   [[nodiscard]] bool unit_in_progress() const noexcept { return s_->unit_in_progress(); }
   /// Layers of the current pass not yet dispatched.

@@ -204,7 +204,10 @@ class Policy {
   virtual void on_op_complete(Context&, const OpRecord&) {}
   virtual void on_request_complete(Context&, JobId, RequestId) {}
   virtual void on_iteration_end(Context&, JobId) {}
+  /// Also for a tuning trial its tuner stopped (EndReason::Stopped: done, not rejected).
   virtual void on_job_finish(Context&, JobId) {}
+  /// A paused tuning trial (JobView::paused) was promoted: it has work again.
+  virtual void on_job_resumed(Context&, JobId) {}
   virtual void on_timer(Context&, TimerId, std::uint64_t /*tag*/) {}
 };
 

@@ -24,14 +24,22 @@ namespace gpumux {
 /// "jobs_overall" / "training"): it finished, was rejected, ran and was still running or
 /// waiting at the end (unfinished), arrived but nothing of it ever ran (never_started), or the
 /// run ended before its arrival (not_arrived).
-enum class JobOutcome : std::uint8_t { Finished, Rejected, Unfinished, NeverStarted, NotArrived };
+enum class JobOutcome : std::uint8_t {
+  Finished,
+  Rejected,
+  Unfinished,
+  NeverStarted,
+  NotArrived,
+  Stopped  ///< a tuning trial its tuner stopped (EndReason::Stopped)
+};
 /// One name table serves to_string and the summary's keys.
-inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 5> kJobOutcomeNames{{
+inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 6> kJobOutcomeNames{{
     {JobOutcome::Finished, "finished"},
     {JobOutcome::Rejected, "rejected"},
     {JobOutcome::Unfinished, "unfinished"},
     {JobOutcome::NeverStarted, "never_started"},
     {JobOutcome::NotArrived, "not_arrived"},
+    {JobOutcome::Stopped, "stopped"},
 }};
 [[nodiscard]] constexpr std::string_view to_string(JobOutcome o) noexcept {
   for (const auto& [v, name] : kJobOutcomeNames) {
@@ -48,7 +56,8 @@ inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 5> kJobOutc
 /// Version of the summary's contents. A sweep re-runs a point whose summary was made with
 /// another version (run_fingerprint.cpp), so figures never mix old and new metrics. Bump it
 /// when summary.json or summary.csv gain, lose or change a value.
-inline constexpr int kSummaryFormat = 3;  // 3: finish, late and drop rates, latency CDF (D38)
+// 3: finish, late and drop rates, latency CDF (D38); 4: tuning jobs ("tuning", "stopped")
+inline constexpr int kSummaryFormat = 4;
 
 namespace summary_detail {
 struct State;

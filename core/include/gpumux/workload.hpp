@@ -45,6 +45,8 @@ struct ClosedLoop {
   [[nodiscard]] TimeNs next_send_time(TimeNs t) const noexcept;
 };
 
+struct TrialSlot;  // tuning_spec.hpp
+
 struct JobSpec {
   std::string name;
   JobKind kind = JobKind::Training;
@@ -66,6 +68,9 @@ struct JobSpec {
   double weight = 1.0;
   std::string tenant;
   DurationNs expected_duration_ns = 0;  ///< user hint (SRTF-style policies); 0 = unknown
+  /// Set when the job is a trial slot of a tuning job (tuning_spec.hpp): it does not arrive
+  /// from the trace, and its iterations are set when the tuner hands it a trial.
+  std::shared_ptr<const TrialSlot> trial;
 };
 
 /// Parses a job JSONL file strictly. Relative request files resolve against `repo_root`.

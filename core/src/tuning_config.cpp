@@ -1,0 +1,122 @@
+// workload.tuning: parsing a tuning job and expanding it into its trial slots
+// (gpumux/tuning_spec.hpp).
+#include <limits>
+#include <string>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/json_reader.hpp"
+#include "gpumux/tuning_spec.hpp"
+
+namespace gpumux {
+
+namespace {
+
+/// The largest trial-slot count a tuning job may ask for [D: a bound on config mistakes;
+/// Fluid's largest workload runs 81 x 5 Hyperband trials, far below it].
+constexpr std::int64_t kMaxTrials = 100000;
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+LearningCurveParams read_curve(JsonReader& r) {
+  LearningCurveParams p;
+  if (!r.has("curve")) return p;
+  JsonReader c = r.object("curve");
+  p.y_start = c.number_or("y_start", p.y_start);
+  p.y_best = c.number_or("y_best", p.y_best);
+  p.width = c.positive("width", c.number_or("width", p.width));
+  p.alpha_lo = c.positive("alpha_lo", c.number_or("alpha_lo", p.alpha_lo));
+  p.alpha_hi = c.positive("alpha_hi", c.number_or("alpha_hi", p.alpha_hi));
+  p.noise = c.non_negative("noise", c.number_or("noise", p.noise));
+  if (p.alpha_hi < p.alpha_lo) c.fail("alpha_hi", "must be >= alpha_lo");
+  c.finish();
+  return p;
+}
+
+}  // namespace
+
+std::uint64_t tuning_seed(std::uint64_t run_seed, std::size_t index) noexcept {
+  std::uint64_t x = run_seed ^ (0x9e3779b97f4a7c15ULL * (index + 1));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::shared_ptr<const TuningSpec> parse_tuning(const nlohmann::json& j, const std::string& file,
+                                               const std::string& path, std::size_t index) {
+  JsonReader r(j, file, path);
+  auto t = std::make_shared<TuningSpec>();
+  t->index = index;
+  t->file = file;
+  t->path = path;
+  t->name = r.required_string("name");
+  if (t->name.empty()) r.fail("name", "must not be empty");
+  t->tuner = r.required_string("tuner");
+  const auto& registry = TunerRegistry::instance();
+  if (!registry.contains(t->tuner)) {
+    r.fail("tuner", "unknown tuner '" + t->tuner + "'; valid names: " + join(registry.names()));
+  }
+  if (const auto* params = r.optional("params")) {
+    if (!params->is_object()) r.fail("params", "must be an object");
+    t->params = *params;
+  }
+  t->search_space = r.required("search_space");
+  t->space = SearchSpace::from_json(t->search_space, file);
+  t->mode = r.choice_or("mode", kMetricModeNames, MetricMode::Max);
+  if (r.has("target")) t->target = r.required_number("target");
+  t->curve = read_curve(r);
+  t->model = r.required_string("model");
+  if (t->model.empty()) r.fail("model", "must not be empty");
+  const std::int64_t batch = r.int_or("batch", 1);
+  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
+  t->batch = static_cast<std::uint32_t>(batch);
+  t->optimizer = r.choice_or("optimizer", kOptimizerNames, Optimizer::Momentum);
+  const std::int64_t samples = r.required_int("samples_per_epoch");
+  if (samples < 1) r.fail("samples_per_epoch", "must be >= 1");
+  t->samples_per_epoch = static_cast<std::uint64_t>(samples);
+  const std::int64_t max_trials = r.required_int("max_trials");
+  if (max_trials < 1 || max_trials > kMaxTrials) {
+    r.fail("max_trials", "must be an integer in [1, " + std::to_string(kMaxTrials) + "]");
+  }
+  t->max_trials = static_cast<std::uint32_t>(max_trials);
+  t->arrival_ns = r.duration_or("arrival_s", TimeUnit::Seconds, 0);
+  t->tenant = r.string_or("tenant", t->name);
+  if (t->tenant.empty()) r.fail("tenant", "must not be empty");
+  r.finish();
+
+  // Build the tuner once: its params are checked now (ConfigError naming path.params.<key>),
+  // not when the run reaches the tuning's arrival.
+  TunerArgs args;
+  args.params = t->params;
+  args.file = file;
+  args.path = r.path_of("params");
+  args.space = t->space;
+  args.mode = t->mode;
+  args.target = t->target;
+  (void)registry.create(t->tuner, args);
+  return t;
+}
+
+std::vector<JobSpec> trial_slots(const std::shared_ptr<const TuningSpec>& t) {
+  std::vector<JobSpec> out;
+  out.reserve(t->max_trials);
+  for (std::uint32_t k = 0; k < t->max_trials; ++k) {
+    JobSpec job;
+    job.name = t->name + "/trial-" + std::to_string(k);
+    job.kind = JobKind::Training;
+    job.model = t->model;
+    job.batch = t->batch;
+    job.arrival_ns = t->arrival_ns;
+    job.iterations = 0;  // set per activation (JobState::iterations_target)
+    job.optimizer = t->optimizer;
+    job.tenant = t->tenant;
+    job.trial = std::make_shared<const TrialSlot>(TrialSlot{t, k});
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
+}  // namespace gpumux
