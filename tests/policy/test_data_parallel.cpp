@@ -1,0 +1,367 @@
+// Data-parallel training in the engine (Context::set_replicas, resize; issue 14): a test
+// policy defined here trains one AlexNet job on w simulated V100s and checks, with numbers
+// computed by hand from the cost model and the profile, that an iteration takes the compute
+// of one GPU at ceil(batch / w) samples plus the ring all-reduce plus the update, that every
+// replica holds its own activations, that a resize pays stop + restart + reload once, and that
+// the commands refuse what they must.
+//
+// Hand numbers (traces/devices/v100-pcie3x16.json): no NVLink (peer_gbps 9.6 GB/s = 76.8
+// Gbit/s is not above the host link), so the ring's link is PCIe with NCCL's 5.7 us per step
+// (topology.hpp); a ring of w GPUs all-reducing B bytes takes 2 (w - 1) / w x 8 B / 76.8 +
+// 2 (w - 1) x 5700 ns (Patarasuk & Yuan; collective_cost.hpp).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpumux/cost_model.hpp"
+#include "gpumux/device_profile.hpp"
+#include "gpumux/errors.hpp"
+#include "gpumux/event_fields.hpp"
+#include "gpumux/model.hpp"
+#include "gpumux/policy.hpp"
+#include "gpumux/resize_cost.hpp"
+#include "test_support.hpp"
+
+using namespace gpumux;
+using gpumux::test::make_config;
+using gpumux::test::run_config;
+
+namespace {
+
+constexpr const char* kGpu = "v100-pcie3x16";
+constexpr std::uint32_t kBatch = 32;
+
+// The test policy's settings (test thread only).
+std::uint32_t g_width = 2;         // replicas at the job's arrival
+std::uint64_t g_resize_after = 0;  // resize at the end of this iteration (0: never)
+std::uint32_t g_resize_width = 2;  // ... to this many GPUs
+
+// Trains each training job on the first g_width GPUs: replicas set at arrival, the whole
+// state loaded on each GPU's copy stream, then each iteration dispatched as three whole passes
+// on the primary stream; optionally resized once at an iteration's end.
+class DataParallel final : public Policy {
+ public:
+  explicit DataParallel(const PolicyArgs&) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "test_data_parallel"; }
+
+  void on_start(Context& ctx) override {
+    for (const DeviceId g : ctx.gpus()) {
+      compute_.push_back(ctx.create_stream(ctx.default_context(g), {}));
+      copy_.push_back(ctx.create_stream(ctx.default_context(g), {}));
+    }
+  }
+  void on_job_arrival(Context& ctx, JobId job) override {
+    ctx.set_replicas(job, std::span<const StreamId>(compute_).first(g_width));
+    load_all(ctx, job, g_width, {});
+    iteration(ctx, job);
+  }
+  void on_iteration_end(Context& ctx, JobId job) override {
+    if (g_resize_after > 0 && !resized_ && ctx.job(job).iterations_done() == g_resize_after) {
+      resized_ = true;
+      const OpHandle restart =
+          ctx.resize(job, std::span<const StreamId>(compute_).first(g_resize_width));
+      load_all(ctx, job, g_resize_width, {restart});  // the checkpoint reload, after it
+    }
+    if (ctx.job(job).has_dispatchable_work()) iteration(ctx, job);
+  }
+
+ private:
+  void load_all(Context& ctx, JobId job, std::uint32_t width, std::vector<OpHandle> after) {
+    const LayerRange all{0, ctx.job(job).model().layer_count()};
+    for (std::uint32_t i = 0; i < width; ++i) ctx.load(job, copy_[i], all, {false, false, after});
+  }
+  void iteration(Context& ctx, JobId job) {
+    for (int pass = 0; pass < 3; ++pass) ctx.dispatch(job, compute_[0]);
+  }
+
+  std::vector<StreamId> compute_, copy_;
+  bool resized_ = false;
+};
+
+GPUMUX_REGISTER_POLICY("test_data_parallel", DataParallel, "data-parallel test policy");
+
+nlohmann::json training_job(std::uint64_t iterations) {
+  return {{"name", "train"}, {"kind", "training"}, {"model", "alexnet"},
+          {"batch", kBatch}, {"arrival_s", 0.0},   {"iterations", iterations}};
+}
+
+ExperimentResult run_dp(std::uint32_t width, std::uint64_t iterations, std::uint32_t gpus = 4) {
+  g_width = width;
+  nlohmann::json doc = make_config("test_data_parallel",
+                                   {{"jobs", nlohmann::json::array({training_job(iterations)})}},
+                                   std::vector<std::string>(gpus, kGpu));
+  return run_config(doc);
+}
+
+struct Fixture {
+  ModelCatalog catalog{test::source_dir() / "traces" / "models"};
+  const Model& m = catalog.at("alexnet");
+  DeviceProfile p = load_device_profile(test::source_dir() / "traces" / "devices" /
+                                        (std::string(kGpu) + ".json"));
+  CostModel cost{p, CostOptions{}};
+
+  /// Solo compute of one GPU's iteration at `samples` per GPU (forward, backward, update).
+  DurationNs compute_ns(std::uint32_t samples) const {
+    const LayerRange all{0, m.layer_count()};
+    return cost.op_kernels(m, all, samples, Pass::Forward, false).solo_ns() +
+           cost.op_kernels(m, all, samples, Pass::Backward, false).solo_ns() +
+           cost.update_kernels(m, Optimizer::Momentum).solo_ns();
+  }
+  /// The ring all-reduce of AlexNet's fp32 gradients over w V100s on PCIe, by hand.
+  DurationNs allreduce_ns(std::uint32_t w) const {
+    const double bytes = static_cast<double>(m.weight_bytes());
+    const double gbit = 9.6 * 8.0;  // peer_gbps, GB/s -> Gbit/s (bits per ns)
+    return std::llround(2.0 * (w - 1) / w * 8.0 * bytes / gbit + 2.0 * (w - 1) * 5700.0);
+  }
+};
+
+std::vector<TimeNs> iteration_ends(const ExperimentResult& r) {
+  std::vector<TimeNs> out;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::IterationEnd) out.push_back(e.t_ns);
+  }
+  return out;
+}
+
+std::size_t count_ops(const ExperimentResult& r, OpPurpose purpose) {
+  return static_cast<std::size_t>(
+      std::count_if(r.log.events().begin(), r.log.events().end(), [&](const Event& e) {
+        return e.kind == EventKind::OpEnd && e.purpose == purpose && e.status == OpStatus::Ok;
+      }));
+}
+
+}  // namespace
+
+TEST_CASE("data-parallel iteration = compute at the per-GPU batch + all-reduce + update",
+          "[data_parallel]") {
+  const Fixture f;
+  for (const std::uint32_t w : {2u, 4u}) {
+    INFO("width " << w);
+    const ExperimentResult r = run_dp(w, 3);
+    REQUIRE(r.run.jobs_finished == 1);
+    const std::vector<TimeNs> ends = iteration_ends(r);
+    REQUIRE(ends.size() == 3);
+    const std::uint32_t per_gpu = (kBatch + w - 1) / w;  // 16, 8
+    const DurationNs expected = f.compute_ns(per_gpu) + f.allreduce_ns(w);
+    // Iterations 2 and 3 start when the one before ends (the hook dispatches at once).
+    CHECK(ends[1] - ends[0] == expected);
+    CHECK(ends[2] - ends[1] == expected);
+    // One all-reduce per replica and iteration; w forward, backward and update ops each.
+    CHECK(count_ops(r, OpPurpose::AllReduce) == 3 * w);
+    CHECK(count_ops(r, OpPurpose::Forward) == 3 * w);
+    CHECK(count_ops(r, OpPurpose::Update) == 3 * w);
+    // Each all-reduce starts once the slowest replica's backward pass has ended.
+    std::map<std::uint64_t, TimeNs> ended;
+    TimeNs last_backward = 0;
+    for (const Event& e : r.log.events()) {
+      if (e.kind == EventKind::OpEnd && e.purpose == OpPurpose::Backward) {
+        last_backward = std::max(last_backward, e.t_ns);
+      }
+      if (e.kind == EventKind::OpStart && e.purpose == OpPurpose::AllReduce) {
+        CHECK(e.t_ns >= last_backward);
+      }
+    }
+  }
+  // The hand numbers themselves: AlexNet's 244 MB of gradients over two and four GPUs.
+  CHECK(f.allreduce_ns(2) > 20'000'000);
+  CHECK(f.allreduce_ns(4) > f.allreduce_ns(2));
+}
+
+TEST_CASE("data-parallel activations are allocated on every replica at the per-GPU batch",
+          "[data_parallel]") {
+  const Fixture f;
+  const ExperimentResult r = run_dp(4, 1);
+  REQUIRE(r.run.jobs_finished == 1);
+  std::map<std::uint16_t, std::int64_t> activations;
+  std::map<std::uint16_t, std::int64_t> state;
+  for (const Event& e : r.log.events()) {
+    if (e.kind != EventKind::Alloc) continue;
+    if (e.label == "activations") activations[e.device] += alloc_bytes(e);
+    if (e.label != "activations") state[e.device] += alloc_bytes(e);
+  }
+  REQUIRE(activations.size() == 4);
+  const auto per_gpu = static_cast<std::int64_t>(
+      round_to_allocation(f.m.training_activation_bytes_per_sample() * 8));
+  for (const auto& [dev, bytes] : activations) {
+    INFO("device " << dev);
+    CHECK(bytes == per_gpu);
+    // Weights, gradients and momentum: 3 x weight bytes on every GPU.
+    CHECK(state[dev] >= static_cast<std::int64_t>(3 * f.m.weight_bytes()));
+  }
+}
+
+TEST_CASE("data-parallel runs are deterministic", "[data_parallel]") {
+  const std::string a = test::events_jsonl(run_dp(2, 2));
+  const std::string b = test::events_jsonl(run_dp(2, 2));
+  CHECK(a == b);
+  CHECK(a.find("\"all_reduce\"") != std::string::npos);
+  CHECK(a.find("\"barrier\"") != std::string::npos);
+}
+
+TEST_CASE("one replica issues exactly the single-GPU ops", "[data_parallel]") {
+  const ExperimentResult r = run_dp(1, 2);
+  REQUIRE(r.run.jobs_finished == 1);
+  CHECK(count_ops(r, OpPurpose::AllReduce) == 0);
+  CHECK(count_ops(r, OpPurpose::Barrier) == 0);
+  CHECK(count_ops(r, OpPurpose::Forward) == 2);
+  const Fixture f;
+  const std::vector<TimeNs> ends = iteration_ends(r);
+  REQUIRE(ends.size() == 2);
+  CHECK(ends[1] - ends[0] == f.compute_ns(kBatch));
+}
+
+TEST_CASE("a resize pays stop + restart + reload once and rolls back to the checkpoint",
+          "[data_parallel]") {
+  const Fixture f;
+  // An ordinary job's only checkpoint is its start: a resize after 2 of 4 iterations rolls
+  // back both, and the 4 run again on 2 GPUs.
+  g_resize_after = 2;
+  g_resize_width = 2;
+  const ExperimentResult r = run_dp(1, 4);
+  g_resize_after = 0;
+  REQUIRE(r.run.jobs_finished == 1);
+  TimeNs first_start = -1;
+  TimeNs end = -1;
+  int resizes = 0;
+  for (const Event& e : r.log.events()) {
+    if (first_start < 0 && e.kind == EventKind::OpStart && e.purpose == OpPurpose::Forward) {
+      first_start = e.t_ns;
+    }
+    if (e.kind == EventKind::JobEnd) end = e.t_ns;
+    if (e.kind == EventKind::JobResize) {
+      ++resizes;
+      CHECK(e.first_layer == 1);  // widths [1, 2]
+      CHECK(e.last_layer == 2);
+      CHECK(resize_rollback_iterations(e) == 2);
+      CHECK(resize_downtime_ns(e) == f.p.process_reap_ns + f.p.process_start_ns +
+                                         f.p.context_create_ns + f.p.model_build_ns(f.m));
+    }
+  }
+  CHECK(resizes == 1);
+  const ResizeCost cost =
+      resize_cost(f.p, f.m, Optimizer::Momentum, Precision::Fp32, ResizeProgress{2, 4, 0});
+  const DurationNs one = f.compute_ns(kBatch);
+  const DurationNs two = f.compute_ns(16) + f.allreduce_ns(2);
+  const PlannedResize plan[] = {{2 * one, two}};
+  const DurationNs expected = finish_with_resizes_ns(4, 4, one, plan, cost.downtime_ns());
+  CHECK(expected == 2 * one + cost.downtime_ns() + 4 * two);
+  CHECK(end - first_start == expected);
+  CHECK(count_ops(r, OpPurpose::Forward) == 2 + 4 * 2);
+}
+
+namespace {
+
+std::size_t g_refused = 0;
+
+// Issues `command` and checks it is refused with PolicyError without touching either GPU's
+// memory.
+template <class F>
+void refused(Context& ctx, const char* what, F&& command) {
+  INFO("refused command: " << what);
+  const MemoryStats a = ctx.memory(DeviceId{0});
+  const MemoryStats b = ctx.memory(DeviceId{1});
+  CHECK_THROWS_AS(command(), PolicyError);
+  CHECK(ctx.memory(DeviceId{0}).in_use_bytes == a.in_use_bytes);
+  CHECK(ctx.memory(DeviceId{1}).in_use_bytes == b.in_use_bytes);
+  ++g_refused;
+}
+
+// Two GPUs (devices 0, 1) and a CPU (device 2); "train" (job 0) arrives at 0, "svc" (job 1,
+// inference) at 10 ms. Probes each refusal, then trains on both GPUs and rejects the service.
+class DataParallelProbe final : public Policy {
+ public:
+  explicit DataParallelProbe(const PolicyArgs&) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "test_dp_probe"; }
+
+  void on_start(Context& ctx) override {
+    for (std::uint16_t d = 0; d < 3; ++d) {
+      compute_.push_back(ctx.create_stream(ctx.default_context(DeviceId{d}), {}));
+      copy_.push_back(ctx.create_stream(ctx.default_context(DeviceId{d}), {}));
+    }
+    second_on_gpu0_ = ctx.create_stream(ctx.default_context(DeviceId{0}), {});
+  }
+  void on_job_arrival(Context& ctx, JobId job) override {
+    const std::vector<StreamId> both{compute_[0], compute_[1]};
+    if (ctx.job(job).spec().kind == JobKind::Inference) {
+      refused(ctx, "set_replicas(inference)", [&] { ctx.set_replicas(job, both); });
+      refused(ctx, "resize(inference)", [&] { (void)ctx.resize(job, both); });
+      ctx.reject(job, "probe");
+      return;
+    }
+    refused(ctx, "set_replicas(no stream)", [&] { ctx.set_replicas(job, {}); });
+    refused(ctx, "set_replicas(one GPU twice)", [&] {
+      const std::vector<StreamId> dup{compute_[0], second_on_gpu0_};
+      ctx.set_replicas(job, dup);
+    });
+    refused(ctx, "set_replicas(a CPU stream)", [&] {
+      const std::vector<StreamId> cpu{compute_[0], compute_[2]};
+      ctx.set_replicas(job, cpu);
+    });
+    refused(ctx, "set_replicas(unknown stream)", [&] {
+      const std::vector<StreamId> unknown{compute_[0], StreamId{999}};
+      ctx.set_replicas(job, unknown);
+    });
+    ctx.set_replicas(job, both);
+    CHECK(ctx.job(job).width() == 2);
+    CHECK(ctx.job(job).samples_per_gpu() == 4);  // ceil(8 / 2)
+    const LayerRange all{0, ctx.job(job).model().layer_count()};
+    ctx.load(job, copy_[0], all);
+    refused(ctx, "dispatch(weights missing on replica GPU 1)",
+            [&] { ctx.dispatch(job, compute_[0]); });
+    ctx.load(job, copy_[1], all);
+    refused(ctx, "dispatch(not the primary stream)", [&] { ctx.dispatch(job, compute_[1]); });
+    ctx.dispatch(job, compute_[0]);  // forward
+    refused(ctx, "set_replicas(unit in progress)", [&] { ctx.set_replicas(job, both); });
+    refused(ctx, "preempt(DropQueued on two GPUs)",
+            [&] { (void)ctx.preempt(job, PreemptMode::DropQueued); });
+    refused(ctx, "migrate(on two GPUs)", [&] { (void)ctx.migrate(job, DeviceId{2}, copy_[0]); });
+    ctx.dispatch(job, compute_[0]);  // backward
+    ctx.dispatch(job, compute_[0]);  // all-reduce, update, barrier
+  }
+  void on_iteration_end(Context& ctx, JobId job) override {
+    ++iterations_;
+    CHECK(ctx.ops_in_flight(job, DeviceId{0}) == 0);  // every replica's ops of it have ended
+    CHECK(ctx.ops_in_flight(job, DeviceId{1}) == 0);
+    for (int pass = 0; pass < 3 && ctx.job(job).has_dispatchable_work(); ++pass) {
+      ctx.dispatch(job, compute_[0]);
+    }
+  }
+
+  int iterations_ = 0;
+
+ private:
+  std::vector<StreamId> compute_, copy_;
+  StreamId second_on_gpu0_{};
+};
+
+GPUMUX_REGISTER_POLICY("test_dp_probe", DataParallelProbe, "data-parallel refusals probe");
+
+}  // namespace
+
+TEST_CASE("set_replicas, resize and dispatch refuse what they must", "[data_parallel]") {
+  g_refused = 0;
+  nlohmann::json workload = {{"jobs",
+                              {{{"name", "train"},
+                                {"kind", "training"},
+                                {"model", "vae"},
+                                {"batch", 8},
+                                {"arrival_s", 0.0},
+                                {"iterations", 2}},
+                               {{"name", "svc"},
+                                {"kind", "inference"},
+                                {"model", "alexnet"},
+                                {"batch", 1},
+                                {"arrival_s", 0.01},
+                                {"requests", {0.02}}}}}};
+  nlohmann::json doc = make_config("test_dp_probe", workload, {kGpu, kGpu, "xeon-2x18"});
+  doc["horizon_s"] = 5.0;
+  const ExperimentResult r = run_config(doc);
+  CHECK(g_refused == 11);
+  CHECK(r.run.jobs_finished == 1);
+  CHECK(r.run.jobs_rejected == 1);
+  CHECK(count_ops(r, OpPurpose::AllReduce) == 4);  // 2 iterations x 2 replicas
+}
