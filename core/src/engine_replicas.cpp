@@ -159,6 +159,10 @@ OpId EngineImpl::host_op(JobState& s, StreamId stream, OpPurpose purpose, Durati
     std::vector<OpId> joined;
     for (std::size_t i = 0; i < wait.size(); i += DepList::kCapacity) {
       const std::size_t n = std::min(DepList::kCapacity, wait.size() - i);
+      if (n == 1) {
+        joined.push_back(wait[i]);  // a group of one needs no barrier
+        continue;
+      }
       joined.push_back(host_op(s, stream, OpPurpose::Barrier, 0,
                                std::span<const OpId>(wait).subspan(i, n), before, before, false));
     }

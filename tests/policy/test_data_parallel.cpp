@@ -39,6 +39,7 @@ constexpr std::uint32_t kBatch = 32;
 std::uint32_t g_width = 2;         // replicas at the job's arrival
 std::uint64_t g_resize_after = 0;  // resize at the end of this iteration (0: never)
 std::uint32_t g_resize_width = 2;  // ... to this many GPUs
+DurationNs g_kill_delay_ns = 0;    // > 0: resize this long after that iteration's end instead
 
 // Trains each training job on the first g_width GPUs: replicas set at arrival, the whole
 // state loaded on each GPU's copy stream, then each iteration dispatched as three whole passes
@@ -61,18 +62,31 @@ class DataParallel final : public Policy {
   }
   void on_iteration_end(Context& ctx, JobId job) override {
     if (g_resize_after > 0 && !resized_ && ctx.job(job).iterations_done() == g_resize_after) {
-      resized_ = true;
-      const OpHandle restart =
-          ctx.resize(job, std::span<const StreamId>(compute_).first(g_resize_width));
-      load_all(ctx, job, g_resize_width, {restart});  // the checkpoint reload, after it
+      if (g_kill_delay_ns > 0) {
+        resized_ = true;
+        (void)ctx.set_timer(g_kill_delay_ns, raw(job));  // mid-way through the next iteration
+      } else {
+        resize(ctx, job);
+      }
     }
     if (ctx.job(job).has_dispatchable_work()) iteration(ctx, job);
+  }
+  void on_timer(Context& ctx, TimerId, std::uint64_t tag) override {
+    const JobId job{static_cast<std::uint32_t>(tag)};
+    resize(ctx, job);
+    iteration(ctx, job);
   }
 
  private:
   void load_all(Context& ctx, JobId job, std::uint32_t width, std::vector<OpHandle> after) {
     const LayerRange all{0, ctx.job(job).model().layer_count()};
     for (std::uint32_t i = 0; i < width; ++i) ctx.load(job, copy_[i], all, {false, false, after});
+  }
+  void resize(Context& ctx, JobId job) {
+    resized_ = true;
+    const OpHandle restart =
+        ctx.resize(job, std::span<const StreamId>(compute_).first(g_resize_width));
+    load_all(ctx, job, g_resize_width, {restart});  // the checkpoint reload, after it
   }
   void iteration(Context& ctx, JobId job) {
     for (int pass = 0; pass < 3; ++pass) ctx.dispatch(job, compute_[0]);
@@ -169,6 +183,38 @@ TEST_CASE("data-parallel iteration = compute at the per-GPU batch + all-reduce +
   // The hand numbers themselves: AlexNet's 244 MB of gradients over two and four GPUs.
   CHECK(f.allreduce_ns(2) > 20'000'000);
   CHECK(f.allreduce_ns(4) > f.allreduce_ns(2));
+}
+
+TEST_CASE("five replicas: the all-reduce waits for five backward passes through a barrier",
+          "[data_parallel]") {
+  // An op waits for at most four ops (DepList): five backward passes are joined by a barrier.
+  const Fixture f;
+  const ExperimentResult r = run_dp(5, 2, 5);
+  REQUIRE(r.run.jobs_finished == 1);
+  const std::vector<TimeNs> ends = iteration_ends(r);
+  REQUIRE(ends.size() == 2);
+  CHECK(ends[1] - ends[0] == f.compute_ns(7) + f.allreduce_ns(5));  // ceil(32 / 5) = 7
+  // Per iteration, twice (before the all-reduce, at the end): a barrier over four of the five
+  // ops, then one over it and the fifth.
+  CHECK(count_ops(r, OpPurpose::Barrier) == 2 * 4);
+}
+
+TEST_CASE("with a cluster the all-reduce crosses the network between nodes", "[data_parallel]") {
+  // 2 nodes x 2 V100s, 10 GbE (9.6 us per step) between them: a ring over all four GPUs
+  // crosses the network, whose step is the longer: 2 x 3 / 4 x 8 B / 10 + 6 x 9600 ns.
+  const Fixture f;
+  g_width = 4;
+  nlohmann::json doc = make_config("test_data_parallel",
+                                   {{"jobs", nlohmann::json::array({training_job(2)})}}, {kGpu});
+  doc.erase("devices");
+  doc["cluster"] = {{"nodes", 2}, {"gpus_per_node", 2}, {"profile", kGpu}};
+  const ExperimentResult r = run_config(doc);
+  REQUIRE(r.run.jobs_finished == 1);
+  const std::vector<TimeNs> ends = iteration_ends(r);
+  REQUIRE(ends.size() == 2);
+  const auto network =
+      std::llround(2.0 * 3 / 4 * 8.0 * static_cast<double>(f.m.weight_bytes()) / 10.0 + 6 * 9600.0);
+  CHECK(ends[1] - ends[0] == f.compute_ns(8) + network);
 }
 
 TEST_CASE("data-parallel activations are allocated on every replica at the per-GPU batch",
@@ -364,4 +410,88 @@ TEST_CASE("set_replicas, resize and dispatch refuse what they must", "[data_para
   CHECK(r.run.jobs_finished == 1);
   CHECK(r.run.jobs_rejected == 1);
   CHECK(count_ops(r, OpPurpose::AllReduce) == 4);  // 2 iterations x 2 replicas
+}
+
+TEST_CASE("a trial's resize rolls back to its last epoch boundary", "[data_parallel]") {
+  // One trial of 2 epochs x ceil(64 / 32) = 2 iterations, resized from 1 to 2 GPUs at the end
+  // of its 3rd iteration: 3 % 2 = 1 iteration is lost, the trial resumes at iteration 2 and
+  // runs 2 more at width 2. Its tuner ends it (stopped) when its 2nd epoch is reported.
+  const Fixture f;
+  g_width = 1;
+  g_resize_after = 3;
+  g_resize_width = 2;
+  const nlohmann::json tuning = {
+      {"name", "t"},
+      {"tuner", "successive_halving"},
+      {"params", {{"num_samples", 1}, {"eta", 3}, {"min_epochs", 2}, {"max_epochs", 2}}},
+      {"search_space", {{"lr", {{"loguniform", {1e-4, 1.0}}}}}},
+      {"model", "alexnet"},
+      {"batch", kBatch},
+      {"samples_per_epoch", 64},
+      {"max_trials", 1},
+      {"arrival_s", 0.0}};
+  const ExperimentResult r = run_config(make_config(
+      "test_data_parallel", {{"tuning", nlohmann::json::array({tuning})}}, {kGpu, kGpu}));
+  g_resize_after = 0;
+  TimeNs first_start = -1;
+  TimeNs end = -1;
+  std::vector<int> epochs;
+  int resizes = 0;
+  for (const Event& e : r.log.events()) {
+    if (first_start < 0 && e.kind == EventKind::OpStart && e.purpose == OpPurpose::Forward) {
+      first_start = e.t_ns;
+    }
+    if (e.kind == EventKind::JobEnd) end = e.t_ns;
+    if (e.kind == EventKind::TrialEpoch) epochs.push_back(trial_epoch_of(e));
+    if (e.kind == EventKind::JobResize) {
+      ++resizes;
+      CHECK(resize_rollback_iterations(e) == 1);
+    }
+  }
+  CHECK(resizes == 1);
+  CHECK(epochs == std::vector<int>{1, 2});  // epoch 1 is not reported twice
+  const ResizeCost cost =
+      resize_cost(f.p, f.m, Optimizer::Momentum, Precision::Fp32, ResizeProgress{3, 2, 0});
+  const DurationNs one = f.compute_ns(kBatch);
+  const DurationNs two = f.compute_ns(16) + f.allreduce_ns(2);
+  const PlannedResize plan[] = {{3 * one, two}};
+  const DurationNs expected = finish_with_resizes_ns(4, 2, one, plan, cost.downtime_ns());
+  CHECK(expected == 3 * one + cost.downtime_ns() + 2 * two);
+  CHECK(end - first_start == expected);
+}
+
+TEST_CASE("a resize in the middle of an iteration kills it and pays its cost once",
+          "[data_parallel]") {
+  // 4 iterations on one GPU; half-way through the 3rd the job is resized to 2 GPUs: the 3rd
+  // iteration's ops are aborted, the job (an ordinary one: its start is its checkpoint) runs
+  // all 4 again at width 2 after stop + restart + reload.
+  const Fixture f;
+  const DurationNs one = f.compute_ns(kBatch);
+  g_width = 1;
+  g_resize_after = 2;
+  g_resize_width = 2;
+  g_kill_delay_ns = one / 2;
+  const ExperimentResult r = run_dp(1, 4);
+  g_resize_after = 0;
+  g_kill_delay_ns = 0;
+  REQUIRE(r.run.jobs_finished == 1);
+  TimeNs first_start = -1;
+  TimeNs end = -1;
+  std::size_t aborted = 0;
+  for (const Event& e : r.log.events()) {
+    if (first_start < 0 && e.kind == EventKind::OpStart && e.purpose == OpPurpose::Forward) {
+      first_start = e.t_ns;
+    }
+    if (e.kind == EventKind::JobEnd) end = e.t_ns;
+    if (e.kind == EventKind::OpEnd && e.status == OpStatus::Aborted) ++aborted;
+  }
+  CHECK(aborted >= 1);  // the 3rd iteration's op running at the resize
+  const ResizeCost cost =
+      resize_cost(f.p, f.m, Optimizer::Momentum, Precision::Fp32, ResizeProgress{2, 4, 0});
+  const DurationNs two = f.compute_ns(16) + f.allreduce_ns(2);
+  const PlannedResize plan[] = {{2 * one + one / 2, two}};
+  const DurationNs expected = finish_with_resizes_ns(4, 4, one, plan, cost.downtime_ns());
+  CHECK(expected == 2 * one + one / 2 + cost.downtime_ns() + 4 * two);
+  CHECK(end - first_start == expected);
+  CHECK(count_ops(r, OpPurpose::Update) == 2 + 4 * 2);
 }
