@@ -64,7 +64,8 @@ class JobView {
   [[nodiscard]] DeviceId device() const noexcept { return s_->device; }
   /// GPUs the job trains on at once (Context::set_replicas): 1 unless data-parallel.
   [[nodiscard]] std::uint32_t width() const noexcept { return s_->width(); }
-  /// The replicas' GPUs and compute streams, the primary first; empty on one GPU.
+  /// The replicas' GPUs and compute streams, the primary first; empty on one GPU. Valid until
+  /// the job's next set_replicas or resize.
   [[nodiscard]] std::span<const DeviceId> replica_devices() const noexcept {
     return s_->replica_devices;
   }
