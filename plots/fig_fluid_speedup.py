@@ -186,9 +186,11 @@ def plot(fig):
                  f"({UTIL_WINDOWS} windows per run)", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    seeds = max((len(by_seed) for by_exec in data.values() for by_seed in by_exec.values()),
+                default=0)
     f.suptitle("Fluid vs one trial per GPU: tuning time-to-target and makespan "
                f"({fig.platform_word(SWEEPS[0])}, 8 x {fig.device_label(SWEEPS[0]).split(',')[0]};"
-               " bars: mean of 3 seeds, whiskers min-max; label: speed-up vs trial_per_gpu)",
-               fontsize=9)
+               f" bars: mean of {seeds} seed(s), whiskers min-max; label: speed-up vs "
+               "trial_per_gpu)", fontsize=9)
     fig.save(f)
     return rows
