@@ -182,7 +182,7 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     s.job = job;
     g.whole = !packed;
     load_whole(ctx, job, s.s.copy);
-    keep_busy(ctx, job, s.s.compute, depth());
+    keep(ctx, job);  // the executor's own dispatch rule (Stage 0 dispatches one op at a time)
     return;
   }
 }
