@@ -205,13 +205,15 @@ int sweep_command(const SweepArgs& args) {
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
   // A value that does not exist (no request served, no SLO in the workload) is "-", never 0.
   // train/s is the sum over training jobs of samples per second while each was present
-  // (docs/metrics.md); rejected and never-started jobs are counted in their own columns.
+  // (docs/metrics.md); rejected, never-started and stopped jobs (tuning trials a tuner
+  // stopped, D42) are counted in their own columns; a summary older than format 4 shows "-".
   std::cout << std::left << std::setw(24) << "run" << std::right << std::setw(9) << "requests"
             << std::setw(9) << "unserved" << std::setw(10) << "p50 ms" << std::setw(11) << "p99 ms"
             << std::setw(11) << "mean ms" << std::setw(7) << "SLO %" << std::setw(10) << "goodput/s"
             << std::setw(10) << "finish %" << std::setw(8) << "drop %" << std::setw(9) << "train/s"
             << std::setw(9) << "GPU util" << std::setw(11) << "mean JCT s" << std::setw(9)
             << "finished" << std::setw(9) << "rejected" << std::setw(12) << "not started"
+            << std::setw(9) << "stopped"
             << "\n";
   for (const auto& [label, file] : runs) {
     std::ifstream in(file);
@@ -254,7 +256,8 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
               << std::setw(11) << fixed(all, "mean_jct_s", 2) << std::setw(9)
               << count(all, to_string(JobOutcome::Finished)) << std::setw(9)
               << count(all, to_string(JobOutcome::Rejected)) << std::setw(12)
-              << count(all, to_string(JobOutcome::NeverStarted)) << "\n";
+              << count(all, to_string(JobOutcome::NeverStarted)) << std::setw(9)
+              << count(all, to_string(JobOutcome::Stopped)) << "\n";
   }
 }
 

@@ -67,6 +67,35 @@ Schedule fifo_schedule(std::span<const TrialModel> trials, std::uint32_t n_gpus)
   return list_schedule(trials, widths, order, n_gpus);
 }
 
+DynamicDecision resize_decision(const RunningTrial& t, double new_width, double eps_s) {
+  if (!(eps_s >= 0.0)) throw std::invalid_argument("dynamic_fluid: eps must be >= 0 seconds");
+  if (!(t.width > 0.0)) {
+    throw std::invalid_argument("dynamic_fluid: a running trial has width " +
+                                std::to_string(t.width));
+  }
+  const double w = t.width;
+  const double h_now = height_s(t.remaining, w);
+  const double h_new = height_s(t.remaining, new_width);
+  if (new_width > w && h_new + eps_s < h_now) return {new_width, Resize::scale_up};
+  if (new_width < w && new_width * (h_new + eps_s) < w * h_now) {
+    return {new_width, Resize::scale_down};
+  }
+  return {w, Resize::keep};
+}
+
+std::vector<DynamicDecision> resize_decisions(std::span<const RunningTrial> trials,
+                                              std::span<const double> new_widths, double eps_s) {
+  if (trials.size() != new_widths.size()) {
+    throw std::invalid_argument("resize_decisions: one new width per running trial");
+  }
+  std::vector<DynamicDecision> out;
+  out.reserve(trials.size());
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    out.push_back(resize_decision(trials[i], new_widths[i], eps_s));
+  }
+  return out;
+}
+
 std::vector<DynamicDecision> dynamic_fluid(std::span<const RunningTrial> trials,
                                            std::uint32_t total_gpus, FluidKnobs knobs,
                                            double eps_s) {
@@ -81,20 +110,7 @@ std::vector<DynamicDecision> dynamic_fluid(std::span<const RunningTrial> trials,
     remaining.push_back(r.remaining);
   }
   const std::vector<double> target = static_fluid_widths(remaining, total_gpus, knobs);
-  std::vector<DynamicDecision> out(trials.size());
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    const double w = trials[i].width;
-    const double w_new = target[i];
-    const double h_now = height_s(remaining[i], w);
-    const double h_new = height_s(remaining[i], w_new);
-    out[i] = {w, Resize::keep};
-    if (w_new > w && h_new + eps_s < h_now) {
-      out[i] = {w_new, Resize::scale_up};
-    } else if (w_new < w && w_new * (h_new + eps_s) < w * h_now) {
-      out[i] = {w_new, Resize::scale_down};
-    }
-  }
-  return out;
+  return resize_decisions(trials, target, eps_s);
 }
 
 std::uint32_t packing_limit_c(std::span<const double> avg_iter_s, double o_th) {

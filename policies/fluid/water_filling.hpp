@@ -74,6 +74,22 @@ struct DynamicDecision {
   Resize action = Resize::keep;
 };
 
+/// Algorithm 2's resize test for one running trial moving from `t.width` to `new_width`, eps_s
+/// = the cost of the resize in seconds:
+///   scale up   if new_width > w and h_{new} + eps < h_{w}            (finishes sooner)
+///   scale down if new_width < w and new_width * (h_{new} + eps) < w * h_{w}   (less area)
+///   keep       otherwise (also when the widths are equal).
+/// Heights are remaining runtimes (height_s of t.remaining). Throws std::invalid_argument for
+/// a width <= 0 or eps < 0.
+[[nodiscard]] DynamicDecision resize_decision(const RunningTrial& t, double new_width,
+                                              double eps_s);
+
+/// resize_decision for each trial against `new_widths` (same size; std::invalid_argument if
+/// not), e.g. widths an executor planned over its waiting and running trials together.
+[[nodiscard]] std::vector<DynamicDecision> resize_decisions(std::span<const RunningTrial> trials,
+                                                            std::span<const double> new_widths,
+                                                            double eps_s);
+
 /// Algorithm 2 over `total_gpus` (all GPUs of the cluster, not only idle ones):
 /// w'_i = static_fluid_widths(remaining, total_gpus, knobs)_i; then
 ///   scale up   if w'_i > w_i and h_{i,w'} + eps < h_{i,w}

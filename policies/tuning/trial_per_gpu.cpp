@@ -11,18 +11,18 @@
 // saving a checkpoint and stopping the actor]; the checkpoint's save and restore cost is not
 // modelled beyond reloading the weights when the trial resumes [D]. Ordinary jobs (not
 // trials) are run the same way, one per GPU.
-#include <deque>
 #include <optional>
 #include <vector>
 
 #include "common/job_runner.hpp"
+#include "tuning/trial_executor.hpp"
 
 namespace gpumux::policies {
 namespace {
 
-class TrialPerGpu final : public Policy {
+class TrialPerGpu final : public TrialExecutor {
  public:
-  explicit TrialPerGpu(const PolicyArgs& args) : depth_(read_depth(args, param_specs())) {}
+  explicit TrialPerGpu(const PolicyArgs& args) : TrialExecutor(read_depth(args, param_specs())) {}
 
   static const ParamSpecs& param_specs() {
     static const ParamSpecs specs = depth_specs("ops of each GPU's trial queued or in flight");
@@ -32,35 +32,8 @@ class TrialPerGpu final : public Policy {
 
   void on_start(Context& ctx) override {
     for (const DeviceId gpu : ctx.gpus()) {
-      gpus_.push_back(Gpu{gpu, open_streams(ctx, ctx.default_context(gpu), depth_), {}});
+      gpus_.push_back(Gpu{gpu, open_streams(ctx, ctx.default_context(gpu), depth()), {}});
     }
-  }
-  void on_job_arrival(Context& ctx, JobId job) override {
-    if (reject_without_gpu(ctx, job, name())) return;
-    fifo_.push_back(job);
-    advance(ctx);
-  }
-  void on_request_arrival(Context& ctx, JobId job, RequestId) override { keep(ctx, job); }
-  void on_op_complete(Context& ctx, const OpRecord& r) override { keep(ctx, r.job); }
-  void on_iteration_end(Context& ctx, JobId job) override {
-    Gpu* g = gpu_of(job);
-    if (g == nullptr || !ctx.job(job).paused()) return;
-    // Paused at its budget: nothing of it is in flight; its checkpoint leaves the GPU.
-    ctx.evict(job, g->device);
-    g->running.reset();
-    advance(ctx);
-  }
-  void on_job_finish(Context& ctx, JobId job) override {
-    if (Gpu* g = gpu_of(job)) g->running.reset();
-    advance(ctx);
-  }
-  void on_job_resumed(Context& ctx, JobId job) override {
-    if (gpu_of(job) != nullptr) {
-      keep(ctx, job);  // promoted before it left its GPU
-      return;
-    }
-    fifo_.push_back(job);
-    advance(ctx);
   }
 
  private:
@@ -76,23 +49,26 @@ class TrialPerGpu final : public Policy {
     }
     return nullptr;
   }
-  void keep(Context& ctx, JobId job) {
-    if (Gpu* g = gpu_of(job)) keep_busy(ctx, job, g->s.compute, depth_);
+  std::optional<Home> home_of(JobId job) override {
+    const Gpu* g = gpu_of(job);
+    if (g == nullptr) return std::nullopt;
+    return Home{std::span<const DeviceId>(&g->device, 1), g->s.compute};
+  }
+  void release(JobId job) override {
+    if (Gpu* g = gpu_of(job)) g->running.reset();
   }
   /// Starts waiting jobs on idle GPUs, in GPU order.
-  void advance(Context& ctx) {
+  void advance(Context& ctx) override {
     for (Gpu& g : gpus_) {
       if (g.running) continue;
-      g.running = pop_next_active(ctx, fifo_);
+      g.running = pop_next_active(ctx, waiting_);
       if (!g.running) return;
       load_whole(ctx, *g.running, g.s.copy);
-      keep_busy(ctx, *g.running, g.s.compute, depth_);
+      keep_busy(ctx, *g.running, g.s.compute, depth());
     }
   }
 
-  std::size_t depth_ = 2;
   std::vector<Gpu> gpus_;
-  std::deque<JobId> fifo_;
 };
 
 GPUMUX_REGISTER_POLICY("trial_per_gpu", TrialPerGpu,

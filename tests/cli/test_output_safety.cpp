@@ -124,7 +124,9 @@ TEST_CASE("a config name of '.' or '..' or with a separator is refused", "[cli][
 
 TEST_CASE("sweep names and labels cannot leave the results folder or collide", "[cli][safety]") {
   write("sw-base.json", kConfig);
-  const fs::path root = scratch() / "sweep-root";
+  // Nested one level deeper than "../../x" climbs, so the escape would land inside scratch()
+  // (a /tmp/x another program made must not fail this test).
+  const fs::path root = scratch() / "nest" / "sweep-root";
   auto sweep = [&](const std::string& file, const std::string& body) {
     return write(file, R"({"base": ")" + (scratch() / "sw-base.json").string() +
                            R"(", "out_dir": ")" + root.string() + R"(", )" + body + "}");
@@ -149,7 +151,7 @@ TEST_CASE("sweep names and labels cannot leave the results folder or collide", "
     expect_refused(gpumux("sweep '" + f.string() + "'"), {"sw3.json: runs[0].label", "'..'"});
   }
   CHECK_FALSE(fs::exists(root));
-  CHECK_FALSE(fs::exists(scratch().parent_path() / "x"));
+  CHECK_FALSE(fs::exists(scratch() / "x"));
 }
 
 TEST_CASE("replacing an earlier result needs --force, and never takes a user's file with it",

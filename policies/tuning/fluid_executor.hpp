@@ -1,0 +1,92 @@
+// The Fluid executor's shared machinery (policies/tuning/fluid.cpp registers it as `fluid`;
+// dynamic_fluid.cpp derives DynamicFluid from it): per GPU, c MPS client contexts opened warm
+// ("slots"), StaticFluid widths over the waiting and placed jobs (policies/fluid/
+// water_filling.hpp), and the placement of waiting jobs in fluid order: width < 1 on a GPU
+// with a free slot and no whole trial, width >= 1 alone on an empty GPU. Faithfulness notes
+// live with each registered executor.
+//
+// Units: h1 in seconds (double, the planner's unit); widths in GPUs. Thread rules: one engine
+// thread drives the policy; nothing is shared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "common/job_runner.hpp"
+#include "tuning/trial_executor.hpp"
+
+namespace gpumux::policies {
+
+class FluidExecutor : public TrialExecutor {
+ public:
+  explicit FluidExecutor(const PolicyArgs& args);
+
+  static const ParamSpecs& param_specs();
+  [[nodiscard]] std::string_view name() const noexcept override { return "fluid"; }
+  void on_start(Context& ctx) override;
+
+ protected:
+  struct Slot {
+    ProcessStreams s;
+    std::optional<JobId> job;
+  };
+  struct Gpu {
+    DeviceId device{};
+    std::vector<Slot> slots;
+    bool whole = false;                 ///< holds a trial of width >= 1, alone
+    std::optional<JobId> reserved_for;  ///< kept empty for a trial moving here (DynamicFluid)
+  };
+  /// One re-plan: the waiting jobs first (`waiting` of them), then the placed ones; their
+  /// StaticFluid widths and the list order (indices into `jobs`).
+  struct Plan {
+    std::vector<JobId> jobs;
+    std::size_t waiting = 0;
+    std::vector<double> widths;
+    std::vector<std::size_t> order;
+  };
+
+  /// Reads the common knobs (depth, c, d) through `specs` plus `extra` for a derived class.
+  template <class Extra>
+  FluidExecutor(const PolicyArgs& args, const ParamSpecs& specs, Extra&& extra) : TrialExecutor(2) {
+    read_policy_params(args, specs, [&](ParamReader& p) {
+      read_knobs(p);
+      extra(p);
+    });
+  }
+  /// The knobs' declarations, for a derived class's own specs.
+  static ParamSpecs knob_specs();
+
+  [[nodiscard]] std::size_t occupied(const Gpu& g) const;
+  Gpu* gpu_of(JobId job);
+  Slot* slot_of(JobId job);
+  std::optional<Home> home_of(JobId job) override;
+  void release(JobId job) override;
+  /// Re-plans and places waiting jobs (only when some wait).
+  void advance(Context& ctx) override;
+
+  /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
+  [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
+  /// StaticFluid over `waiting` then every placed job, on all GPUs, with d = effective_d(d).
+  [[nodiscard]] Plan plan(const Context& ctx, const std::deque<JobId>& waiting) const;
+  /// Places the plan's waiting jobs in list order; those that do not fit go back to waiting_
+  /// in their arrival order.
+  void place_waiting(Context& ctx, const Plan& p);
+  /// The GPUs (indices into gpus_) a job of `width` would take now: `count` of them, packed
+  /// (a free slot, no whole trial) or empty; an empty vector if none fit. count is
+  /// ceil(width) capped by effective_d(d), so 1 today.
+  [[nodiscard]] std::vector<std::size_t> pick_gpus(bool packed, std::uint32_t count) const;
+  /// Puts `job` in a free slot of gpus_[gpu], loads its weights and starts its work.
+  void occupy(Context& ctx, std::size_t gpu, JobId job, bool packed);
+
+  std::uint32_t c_ = 2;
+  std::uint32_t d_ = 4;
+  std::vector<Gpu> gpus_;
+
+ private:
+  void read_knobs(ParamReader& p);
+};
+
+}  // namespace gpumux::policies

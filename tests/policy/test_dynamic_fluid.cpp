@@ -1,0 +1,133 @@
+// The dynamic_fluid executor (policies/tuning/dynamic_fluid.cpp) against fluid and
+// trial_per_gpu on a random search of 3 equal trials (fluid_cifar_alexnet, batch 4, 64 epochs
+// of ceil(8 / 4) = 2 iterations = 128 iterations each) on 2 V100s. The trials arrive at t = 0,
+// one hook each, so every executor plans as they come.
+// Hand reasoning (T = one trial's solo run, about 128 x 1.5 ms; alpha = a packed pair's
+// iteration time over the solo one, about 1.25 on this GPU; eps = the reload of the weights,
+// about 4.9 ms):
+// - trial_per_gpu: two trials on the two GPUs, the third after them: 2T.
+// - fluid: the first trial plans alone (share 2 -> width 1), the second with it (share 1 ->
+//   width 1): both take whole GPUs; the third (share 2/3 -> 1/2) finds no packable GPU and
+//   waits: exactly trial_per_gpu's schedule, 2T.
+// - dynamic_fluid: at the third arrival the placed trials' widths drop to 1/2; with alpha 1
+//   (not yet measured) a scale-down pays (0.5 * (h + eps) < h), in place: the third packs
+//   beside one of them. The lone trial ends at T; the packed pair has T (1 - 1/alpha) left
+//   each, their shares rise to 1 and a scale-up pays (h + eps < alpha h for h >> eps/(alpha-1)
+//   = 20 ms): one moves to the free GPU at an iteration boundary. Makespan about
+//   T + T (1 - 1/alpha) + eps = T (2 - 1/alpha) + eps = 0.6 x 2T + eps, below 0.7 x 2T.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "gpumux/event_fields.hpp"
+#include "gpumux/events.hpp"
+#include "test_support.hpp"
+#include "tuning/trial_executor.hpp"
+
+using namespace gpumux;
+using gpumux::test::make_config;
+using gpumux::test::run_config;
+
+namespace {
+
+constexpr const char* kGpu = "v100-pcie3x16";
+
+nlohmann::json config(const std::string& policy, std::size_t gpus, int trials, int epochs) {
+  const nlohmann::json tuning = {{"name", "rs"},
+                                 {"tuner", "random_search"},
+                                 {"params", {{"num_samples", trials}, {"max_epochs", epochs}}},
+                                 {"search_space", {{"lr", {{"loguniform", {1e-4, 1.0}}}}}},
+                                 {"model", "fluid_cifar_alexnet"},
+                                 {"batch", 4},
+                                 {"samples_per_epoch", 8},
+                                 {"max_trials", trials},
+                                 {"arrival_s", 0.0}};
+  return make_config(policy, {{"tuning", nlohmann::json::array({tuning})}},
+                     std::vector<std::string>(gpus, kGpu));
+}
+
+TimeNs tuning_end(const ExperimentResult& r) {
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::TuningEnd) return e.t_ns;
+  }
+  return -1;
+}
+
+struct Sample {
+  TimeNs t;
+  double value;
+};
+
+std::vector<Sample> metric(const ExperimentResult& r, std::string_view name) {
+  std::vector<Sample> out;
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::PolicyMetric && metric_name_of(e) == name) {
+      out.push_back({e.t_ns, metric_sample_of(e)});
+    }
+  }
+  return out;
+}
+
+TimeNs first_end(const ExperimentResult& r) {
+  for (const Event& e : r.log.events()) {
+    if (e.kind == EventKind::JobEnd) return e.t_ns;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("dynamic_fluid packs by scaling down, then moves a trial to a freed GPU",
+          "[fluid][tuning]") {
+  const ExperimentResult dyn = run_config(config("dynamic_fluid", 2, 3, 64));
+  const ExperimentResult st = run_config(config("fluid", 2, 3, 64));
+  const ExperimentResult base = run_config(config("trial_per_gpu", 2, 3, 64));
+  CHECK(dyn.run.jobs_unfinished == 0);
+  const TimeNs t_dyn = tuning_end(dyn);
+  const TimeNs t_st = tuning_end(st);
+  const TimeNs t_base = tuning_end(base);
+  REQUIRE(t_base > 0);
+  WARN("makespan dynamic_fluid " << t_dyn << " ns, fluid " << t_st << ", trial_per_gpu " << t_base);
+  CHECK(t_st == t_base);  // fluid cannot pack trials that arrive one at a time
+  // Two scale-downs at the third arrival (t = 0), in place.
+  const auto in_place = metric(dyn, "resize_in_place");
+  REQUIRE(in_place.size() >= 2);
+  CHECK(in_place[0].t == 0);
+  CHECK(in_place[0].value == 0.5);
+  CHECK(in_place[1].value == 0.5);
+  // One move, once the lone trial has ended (its GPU is the one freed: GPU 1).
+  const auto moves = metric(dyn, "resize_move");
+  REQUIRE(moves.size() == 1);
+  CHECK(moves[0].value == 1.0);
+  CHECK(moves[0].t >= first_end(dyn));
+  // T (2 - 1/alpha) + eps: between T = 2T / 2 and 0.7 x 2T.
+  CHECK(t_dyn < t_base * 7 / 10);
+  CHECK(t_dyn > t_base / 2);
+}
+
+TEST_CASE("dynamic_fluid: no scale-up when the remaining work does not pay for the reload",
+          "[fluid][tuning]") {
+  // 8 epochs: when the lone trial ends the pair has about 16 x (1 - 1/1.25) = 3 iterations
+  // left, h1 about 4.5 ms: (alpha - 1) h1 = 1.1 ms < eps = 4.9 ms, so nobody moves.
+  const ExperimentResult dyn = run_config(config("dynamic_fluid", 2, 3, 8));
+  CHECK(metric(dyn, "resize_move").empty());
+  CHECK(metric(dyn, "resize_in_place").size() == 2);  // the two scale-downs at t = 0
+  CHECK(tuning_end(dyn) < tuning_end(run_config(config("trial_per_gpu", 2, 3, 8))));
+}
+
+TEST_CASE("dynamic_fluid: the same seed gives identical events", "[fluid][tuning]") {
+  const ExperimentResult a = run_config(config("dynamic_fluid", 2, 3, 64));
+  const ExperimentResult b = run_config(config("dynamic_fluid", 2, 3, 64));
+  CHECK(a.log.events() == b.log.events());
+}
+
+TEST_CASE("the d cap: effective_d is 1, so fluid's d knob changes nothing yet", "[fluid][tuning]") {
+  STATIC_REQUIRE(gpumux::policies::effective_d(4) == 1);
+  STATIC_REQUIRE(gpumux::policies::effective_d(1) == 1);
+  auto d1 = config("fluid", 2, 3, 8);
+  auto d4 = config("fluid", 2, 3, 8);
+  d1["policy"]["params"] = {{"d", 1}};
+  d4["policy"]["params"] = {{"d", 4}};
+  CHECK(run_config(d1).log.events() == run_config(d4).log.events());
+}
