@@ -132,6 +132,13 @@ struct Fixture {
   }
 };
 
+/// The invariants every run keeps (test_support.hpp), on `gpus` V100s.
+std::vector<std::string> violations(const ExperimentResult& r, std::size_t gpus) {
+  const DeviceProfile p = find_device_profile(test::source_dir() / "traces" / "devices", kGpu);
+  return test::check_invariants(r, std::vector<std::uint64_t>(gpus, p.memory_bytes),
+                                std::vector<bool>(gpus, false), true);
+}
+
 std::vector<TimeNs> iteration_ends(const ExperimentResult& r) {
   std::vector<TimeNs> out;
   for (const Event& e : r.log.events()) {
@@ -237,6 +244,24 @@ TEST_CASE("data-parallel activations are allocated on every replica at the per-G
     // Weights, gradients and momentum: 3 x weight bytes on every GPU.
     CHECK(state[dev] >= static_cast<std::int64_t>(3 * f.m.weight_bytes()));
   }
+}
+
+TEST_CASE("data-parallel runs keep every run's invariants", "[data_parallel]") {
+  // Weights on each replica before its compute, each replica's ops in order, memory within
+  // each GPU, every op ended; with and without a resize (which kills the old workers).
+  for (const std::uint32_t w : {2u, 4u, 5u}) {
+    INFO("width " << w);
+    const ExperimentResult r = run_dp(w, 2, 5);
+    for (const auto& v : violations(r, 5)) UNSCOPED_INFO(v);
+    CHECK(violations(r, 5).empty());
+  }
+  g_resize_after = 1;
+  g_resize_width = 4;
+  const ExperimentResult r = run_dp(2, 3);
+  g_resize_after = 0;
+  REQUIRE(r.run.jobs_finished == 1);
+  for (const auto& v : violations(r, 4)) UNSCOPED_INFO(v);
+  CHECK(violations(r, 4).empty());
 }
 
 TEST_CASE("data-parallel runs are deterministic", "[data_parallel]") {
