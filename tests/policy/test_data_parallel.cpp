@@ -406,3 +406,22 @@ TEST_CASE("a resize in the middle of an iteration kills it and pays its cost onc
   CHECK(end - first_start == expected);
   CHECK(count_ops(r, OpPurpose::Update) == 2 + 4 * 2);
 }
+
+TEST_CASE("data-parallel training runs on the emulated platform too", "[data_parallel]") {
+  // Wall-clock devices (durations x 0.05): the cross-device waits of the all-reduce and the
+  // barrier work where devices report on their own threads' schedule.
+  g_width = 2;
+  nlohmann::json doc = make_config(
+      "test_data_parallel", {{"jobs", nlohmann::json::array({training_job(2)})}}, {kGpu, kGpu});
+  doc["platform"] = "emulated";
+  doc["platform_params"] = {{"time_scale", 0.05}, {"host_arena_mib", 64}, {"host_weights_mib", 16}};
+  doc["horizon_s"] = 10.0;
+  const ExperimentResult r = run_config(doc);
+  CHECK(r.run.jobs_finished == 1);
+  CHECK(count_ops(r, OpPurpose::AllReduce) == 4);
+  const DeviceProfile p = find_device_profile(test::source_dir() / "traces" / "devices", kGpu);
+  const auto found = test::check_invariants(r, {p.memory_bytes, p.memory_bytes}, {false, false},
+                                            /*virtual_time=*/false);
+  for (const auto& v : found) UNSCOPED_INFO(v);
+  CHECK(found.empty());
+}
