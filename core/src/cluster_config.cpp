@@ -53,15 +53,14 @@ Link read_link(JsonReader& parent, const std::string& key, const Link& fallback,
   return link;
 }
 
-// The profile's own GPU-to-GPU link: link.peer_gbps (GB/s) x 8 = Gbit/s. A peer rate above the
-// host link's cannot be PCIe staged through the host, so it is NVLink (h100-sxm: 365 GB/s
-// against 55 GB/s H2D); otherwise PCIe. The per-step latency follows the kind (topology.hpp).
+}  // namespace
+
+// A peer rate above the host link's cannot be PCIe staged through the host, so it is NVLink
+// (h100-sxm: 365 GB/s against 55 GB/s H2D); otherwise PCIe.
 Link intra_node_default(const DeviceProfile& p) {
   const bool nvlink = p.peer_gbps > std::max(p.h2d_gbps, p.d2h_gbps);
   return Link{p.peer_gbps * 8.0, nvlink ? kRingStepLatencyNvlinkNs : kRingStepLatencyPcieNs};
 }
-
-}  // namespace
 
 ClusterExpansion parse_cluster(const nlohmann::json& cluster, const std::string& file,
                                const std::string& path, const std::filesystem::path& repo_root) {

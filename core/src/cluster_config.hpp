@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/config.hpp"
+#include "gpumux/device_profile.hpp"
 #include "gpumux/topology.hpp"
 
 namespace gpumux {
@@ -19,6 +20,11 @@ struct ClusterExpansion {
   std::vector<DeviceConfig> devices;  ///< nodes x gpus_per_node entries, node-major
   Topology topology;
 };
+
+/// The profile's own GPU-to-GPU link (the intra-node default, D39): link.peer_gbps (GB/s) x 8
+/// = Gbit/s, with NCCL's per-step latency of NVLink or PCIe by the link's kind (topology.hpp).
+/// gbit_per_s is 0 for a profile without a peer link.
+[[nodiscard]] Link intra_node_default(const DeviceProfile& p);
 
 /// Reads `cluster` (the value of key `path` in `file`) strictly; throws ConfigError naming the
 /// file and key. Loads the profile from <repo_root>/traces/devices for the intra-node default.

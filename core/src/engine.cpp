@@ -169,10 +169,17 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
         case OpPurpose::Update:
           s.attained_ns += r.finished_ns - r.started_ns;
           s.unit_device_ns += r.finished_ns - r.started_ns;
-          s.completed = info.after;
+          // A replica's op ends in any order with the others': only the primary's moves the
+          // cursor, and an iteration on several GPUs ends at its barrier.
+          if (!info.replica) s.completed = info.after;
           // The op's own hook comes first, then the unit's and the job's.
           hooks_.op_complete(info.job, r);
           if (info.ends_unit) complete_unit(s, r, info.batch_requests);
+          break;
+        case OpPurpose::Barrier:
+          if (info.ends_unit) s.completed = info.after;
+          hooks_.op_complete(info.job, r);
+          if (info.ends_unit) complete_unit(s, r, 1);
           break;
         default:
           hooks_.op_complete(info.job, r);
@@ -226,8 +233,15 @@ void EngineImpl::complete_unit(JobState& s, const OpRecord& r, std::uint32_t req
     }
     if (!done.more) finish_job(s, EndReason::Finished);
   }
-  // Activations are released when nothing further of the job is dispatched.
-  if (!s.done() && s.dispatched == s.completed) placement_.release_activations(s, r.device);
+  // Activations are released when nothing further of the job is dispatched (on every
+  // replica of a job on several GPUs).
+  if (!s.done() && s.dispatched == s.completed) {
+    if (s.replica_devices.empty()) {
+      placement_.release_activations(s, r.device);
+    } else {
+      for (const DeviceId d : s.replica_devices) placement_.release_activations(s, d);
+    }
+  }
 }
 
 void EngineImpl::finish_job(JobState& s, EndReason how, std::string_view detail) {
@@ -248,7 +262,12 @@ void EngineImpl::abort_job_ops(JobState& s) {
   in_abort_ = true;
   for (Device* d : devices_) d->abort(s.id);
   in_abort_ = false;
+  forget_last_ops(s);
+}
+
+void EngineImpl::forget_last_ops(JobState& s) noexcept {
   s.has_last_op = false;
+  std::fill(s.replica_has_last.begin(), s.replica_has_last.end(), false);
 }
 
 void EngineImpl::stop_trial(JobState& s) {
@@ -269,6 +288,8 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
     case OpPurpose::Forward:
     case OpPurpose::Backward:
     case OpPurpose::Update:
+    case OpPurpose::AllReduce:
+    case OpPurpose::Barrier:
       if (info.before < s.dispatched) {
         s.dispatched = info.before;
         s.open_batch = info.batch_requests;  // the unit at the cursor keeps its batch

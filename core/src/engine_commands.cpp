@@ -137,6 +137,10 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   check_device(to, "migrate");
   check_stream(copy_stream, "migrate");
   const DeviceId from = s.device;
+  if (s.width() > 1) {
+    fail("migrate", "job " + job_label(*s.spec) + " trains on " + std::to_string(s.width()) +
+                        " GPUs (resize it instead)");
+  }
   if (to == from) fail("migrate", "job " + job_label(*s.spec) + " is already on that device");
   const LayerRange all{0, s.model->layer_count()};
   if (!s.resident_or_loading(from, all)) {
@@ -196,8 +200,13 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
 
 std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   JobState& s = active_job(job, "preempt");
-  std::size_t n = 0;
   const bool aborting = mode != PreemptMode::DropQueued;
+  if (!aborting && s.width() > 1) {
+    fail("preempt", "job " + job_label(*s.spec) + " trains on " + std::to_string(s.width()) +
+                        " GPUs: dropping its queued ops would put its replicas out of step "
+                        "(kill it, or resize it)");
+  }
+  std::size_t n = 0;
   in_abort_ = aborting;
   for (Device* d : devices_) n += aborting ? d->abort(job) : d->drop_pending(job);
   in_abort_ = false;
@@ -215,7 +224,7 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
     }
     s.dispatched = progress::unit_start(s.completed);
     s.completed = s.dispatched;
-    s.has_last_op = false;
+    forget_last_ops(s);
   }
   // The chain continues from the last op that was not dropped.
   if (s.has_last_op && ops_.finished(index_of(s.last_op)) && !ops_.complete(index_of(s.last_op))) {

@@ -134,6 +134,20 @@ class EngineEvents {
                                                             : "drop_queued");
     emit(e);
   }
+  /// A resize (Context::resize): widths before and after (as "widths": [from, to]), the
+  /// iterations rolled back, the stop + restart the job waits for.
+  void job_resize(JobId job, DeviceId primary, std::uint32_t from, std::uint32_t to,
+                  std::uint64_t rollback_iterations, DurationNs downtime_ns) {
+    Event e;
+    e.kind = EventKind::JobResize;
+    e.job = raw(job);
+    e.device = raw(primary);
+    e.first_layer = from;
+    e.last_layer = to;
+    e.a = static_cast<std::int64_t>(rollback_iterations);
+    e.b = downtime_ns;
+    emit(e);
+  }
   void context_create(DeviceId device, ContextId id, DurationNs start_ns, bool mps) {
     Event e;
     e.kind = EventKind::ContextCreate;

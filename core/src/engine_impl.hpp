@@ -176,6 +176,8 @@ class EngineImpl final : public DeviceObserver, public Context {
   void evict(JobId job, DeviceId device) override;
   OpHandle migrate(JobId job, DeviceId to, StreamId copy_stream) override;
   std::size_t preempt(JobId job, PreemptMode mode) override;
+  void set_replicas(JobId job, std::span<const StreamId> compute_streams) override;
+  OpHandle resize(JobId job, std::span<const StreamId> compute_streams) override;
   OpHandle delay(JobId job, StreamId stream, DurationNs duration_ns) override;
   TimerId set_timer(DurationNs delay_ns, std::uint64_t tag) override;
   void cancel_timer(TimerId id) override;
@@ -259,12 +261,35 @@ class EngineImpl final : public DeviceObserver, public Context {
                                              LayerRange needed,
                                              const DispatchOptions& options) const;
   /// Fills `spec` with `piece`'s shape and cost and submits it; moves the cursor by
-  /// `advance_layers` (0: a planned batch's earlier piece). Returns the op.
+  /// `advance_layers` (0: a planned batch's earlier piece). A `replica` op (data parallelism)
+  /// does not move the job's completed cursor when it ends. Returns the op.
   [[gnu::always_inline]] OpId issue_compute(JobState& s, OpSpec& spec, const OpPiece& piece,
                                             DurationNs setup_ns, std::uint32_t advance_layers,
-                                            std::uint32_t members);
+                                            std::uint32_t members, bool replica = false);
   /// Solo time of one request's drawn work at the service's batch, on `device`.
   DurationNs request_solo_ns(const JobState& s, std::uint32_t work, DeviceId device);
+
+  // data parallelism (engine_replicas.cpp; the replicated dispatch in engine_dispatch.cpp)
+  /// Checks `streams` as a job's replicas (set_replicas, resize); returns their GPUs.
+  std::vector<DeviceId> check_replicas(const JobState& s, std::span<const StreamId> streams,
+                                       const char* command) const;
+  /// Makes `streams` (checked) the job's replicas: width, per-GPU batch, all-reduce time.
+  void apply_replicas(JobState& s, std::span<const StreamId> streams,
+                      const std::vector<DeviceId>& devices);
+  /// The ring all-reduce of the job's gradients over `devices`, ns (0 for one GPU).
+  DurationNs allreduce_ns(const JobState& s, const std::vector<DeviceId>& devices,
+                          const char* command) const;
+  /// A dispatch of a job on several GPUs: the op on every replica (and, for the update pass,
+  /// the all-reduce before it and the barrier after it).
+  OpHandle dispatch_replicated(JobState& s, StreamId stream, const DispatchOptions& options,
+                               LayerRange range);
+  /// A host op of `duration_ns` with `purpose` on `stream` for job `s`, waiting for `deps`
+  /// (through zero-length barriers when they are more than an op may wait for).
+  OpId host_op(JobState& s, StreamId stream, OpPurpose purpose, DurationNs duration_ns,
+               std::span<const OpId> deps, const Cursor& before, const Cursor& after,
+               bool ends_unit);
+  /// Forgets the job's latest op on every replica (its ops were aborted).
+  static void forget_last_ops(JobState& s) noexcept;
 
   // the job state machine (engine.cpp)
   /// The unit of `s` that op record `r` ends is complete: a training iteration, or a batch of

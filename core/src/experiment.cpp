@@ -88,6 +88,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   options.horizon_ns = config.horizon_ns;
   options.cost = config.cost;
   options.seed = config.seed;
+  options.topology = config.topology;
   Engine engine(*platform, *policy, config.jobs, models, options);
 
   // Every event goes, as it happens, to the summary and (with outputs) to the streamed

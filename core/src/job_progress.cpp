@@ -19,7 +19,7 @@ std::uint64_t ephemeral_bytes(const JobState& s, std::uint32_t requests) noexcep
     per_sample = (per_sample / len + 1) * v->max_tokens;
   }
   const std::uint64_t batch =
-      s.training() ? s.spec->batch
+      s.training() ? s.samples_per_gpu()
                    : std::uint64_t{s.spec->batch} * std::max<std::uint32_t>(1, requests);
   if (batch > 0 && per_sample > std::numeric_limits<std::uint64_t>::max() / batch) {
     return std::numeric_limits<std::uint64_t>::max();
@@ -37,6 +37,7 @@ DurationNs estimate_unit_ns(const JobState& s, OpCostMemo& costs) {
   if (s.training()) {
     t = saturating_add(t, op_kernels(s, costs, Cursor{0, Pass::Backward, 0}, all).solo_ns());
     t = saturating_add(t, op_kernels(s, costs, Cursor{0, Pass::Update, 0}, all).solo_ns());
+    t = saturating_add(t, s.allreduce_ns);  // 0 on one GPU
   }
   return t;
 }

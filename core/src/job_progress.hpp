@@ -76,17 +76,19 @@ namespace gpumux::progress {
 /// The same for a unit serving `requests` requests.
 [[nodiscard]] std::uint64_t ephemeral_bytes(const JobState& s, std::uint32_t requests) noexcept;
 
-/// The kernels of the op at cursor `c` over `r`, from the device's cost memo.
+/// The kernels of the op at cursor `c` over `r`, from the device's cost memo (a data-parallel
+/// job's at its per-GPU batch).
 [[nodiscard]] inline OpKernels op_kernels(const JobState& s, OpCostMemo& costs, const Cursor& c,
                                           LayerRange r) {
   if (c.pass == Pass::Update) return costs.update_kernels(*s.model, s.spec->optimizer);
-  return costs.op_kernels(*s.model, r, s.spec->batch, c.pass, s.inference());
+  return costs.op_kernels(*s.model, r, s.samples_per_gpu(), c.pass, s.inference());
 }
 
 /// Solo time of the next op of `layers` layers (0: the rest of the pass).
 [[nodiscard]] DurationNs estimate_next_ns(const JobState& s, OpCostMemo& costs,
                                           std::uint32_t layers);
-/// Solo time of one whole unit (forward; training adds backward and update).
+/// Solo time of one whole unit (forward; training adds backward and update, and on several
+/// GPUs the gradient all-reduce; compute at the per-GPU batch).
 [[nodiscard]] DurationNs estimate_unit_ns(const JobState& s, OpCostMemo& costs);
 
 }  // namespace gpumux::progress

@@ -27,6 +27,9 @@ struct OpInfo {
   bool complete = false;
   bool finished = false;  ///< complete, dropped or aborted
   bool counts_in_flight = false;
+  /// A data-parallel job's op that does not move its cursor (replica ops, the all-reduce);
+  /// the unit's last op (its barrier) does.
+  bool replica = false;
   DeviceId migrate_from{};
   DeviceId migrate_to{};            ///< destination of a migration (the job may move on meanwhile)
   std::size_t load_allocation = 0;  ///< index into residency allocations (loads)

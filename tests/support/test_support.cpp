@@ -61,7 +61,18 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
            std::vector<std::pair<std::uint32_t, std::uint32_t>>>
       loaded;
   std::map<std::uint32_t, std::uint16_t> migrate_dest;
-  std::map<std::uint32_t, TimeNs> last_compute_end;
+  // A data-parallel job (one with an all-reduce) runs its replicas' ops side by side: its
+  // compute ops are ordered per device; any other job's across devices.
+  std::set<std::uint32_t> data_parallel;
+  for (const Event& e : result.log.events()) {
+    if (e.kind == EventKind::OpSubmit && e.purpose == OpPurpose::AllReduce) {
+      data_parallel.insert(e.job);
+    }
+  }
+  const auto chain = [&](const Event& e) {
+    return std::make_pair(e.job, data_parallel.contains(e.job) ? e.device : std::uint16_t{0xffff});
+  };
+  std::map<std::pair<std::uint32_t, std::uint16_t>, TimeNs> last_compute_end;
   std::map<std::uint64_t, TimeNs> op_start;
   std::map<std::pair<std::uint16_t, std::uint32_t>, TimeNs> stream_last_start;
   std::set<std::uint32_t> ended;
@@ -91,7 +102,7 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
         if (e.t_ns < prev) violation("ops started out of order on a stream", e);
         prev = e.t_ns;
         if (e.op_kind != OpKind::Compute || e.job == kNoJob) break;
-        auto it = last_compute_end.find(e.job);
+        auto it = last_compute_end.find(chain(e));
         if (it != last_compute_end.end() && e.t_ns < it->second) {
           violation("compute op started before the job's previous compute op ended", e);
         }
@@ -112,7 +123,7 @@ std::vector<std::string> check_invariants(const ExperimentResult& result,
       case EventKind::OpEnd: {
         if (e.status == OpStatus::Ok && e.t_ns < e.a) violation("op ended before it started", e);
         if (e.status != OpStatus::Ok || e.job == kNoJob) break;
-        if (e.op_kind == OpKind::Compute) last_compute_end[e.job] = e.t_ns;
+        if (e.op_kind == OpKind::Compute) last_compute_end[chain(e)] = e.t_ns;
         if (e.purpose == OpPurpose::LoadWeights)
           loaded[key].emplace_back(e.first_layer, e.last_layer);
         if (e.purpose == OpPurpose::MigrateState) {

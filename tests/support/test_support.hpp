@@ -28,7 +28,8 @@ namespace gpumux::test {
 
 /// Checks the invariants on a run's events; returns the violations (empty = conformant):
 /// every job finishes or is rejected with a reason; no compute op starts before its weights
-/// are loaded on that device or before the job's previous compute op ended; device memory
+/// are loaded on that device or before the job's previous compute op ended (a data-parallel
+/// job's: its previous one on that device); device memory
 /// never exceeds capacity; time never goes back per stream; ops end after they start.
 [[nodiscard]] std::vector<std::string> check_invariants(const ExperimentResult& result,
                                                         const std::vector<std::uint64_t>& capacity,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpumux/cost_model.hpp"
@@ -13,6 +14,7 @@
 #include "gpumux/model.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
+#include "gpumux/topology.hpp"
 #include "gpumux/workload.hpp"
 
 namespace gpumux {
@@ -21,6 +23,9 @@ struct EngineOptions {
   TimeNs horizon_ns = kTimeNever;  ///< stop at this time; unfinished jobs end as "horizon"
   CostOptions cost;
   std::uint64_t seed = 1;
+  /// The cluster's links (a config's "cluster", D39), for data-parallel jobs' all-reduce.
+  /// Absent (a plain devices list): one node, its GPU-to-GPU link each profile's peer link.
+  std::optional<Topology> topology;
 };
 
 struct RunResult {

@@ -137,6 +137,12 @@ inline constexpr std::array<EventLayout, kEventKindCount> kEventLayouts = [] {
                  d::label("decision")}),
       d::layout(K::TuningEnd, "tuning_end",
                 {d::a("tuning"), d::b("target_reached"), d::label("tuning_name")}),
+      d::layout(K::JobResize, "job_resize",
+                {d::job,
+                 d::dev("primary"),
+                 {Slot::Layers, "widths", "widths"},
+                 d::a("rollback_iterations"),
+                 d::b("downtime_ns")}),
       d::layout(K::RunEnd, "run_end", {d::a("runtime_events"), d::unused_b}),
   };
 }();
@@ -198,6 +204,8 @@ GPUMUX_EVENT_INT(trial_epoch_of, int, TrialEpoch, "epoch")
 GPUMUX_EVENT_INT(trial_id_of, std::int64_t, TrialEpoch, "trial")
 GPUMUX_EVENT_INT(tuning_index_of, std::size_t, TuningEnd, "tuning")
 GPUMUX_EVENT_INT(tuning_target_reached, bool, TuningEnd, "target_reached")
+GPUMUX_EVENT_INT(resize_rollback_iterations, std::uint64_t, JobResize, "rollback_iterations")
+GPUMUX_EVENT_INT(resize_downtime_ns, DurationNs, JobResize, "downtime_ns")
 GPUMUX_EVENT_INT(runtime_events_of, std::uint64_t, RunEnd, "runtime_events")
 #undef GPUMUX_EVENT_INT
 

@@ -44,6 +44,7 @@ enum class EventKind : std::uint8_t {
   DeviceNote,      ///< a device reports something (DeviceNoteKind)
   TrialEpoch,      ///< a tuning trial finished an epoch: its metric and the tuner's decision
   TuningEnd,       ///< a tuning job is over (its target reached or its budget spent)
+  JobResize,       ///< a training job is resized: stopped, rolled back, restarted (Context)
   RunEnd           ///< the run ends
 };
 inline constexpr std::size_t kEventKindCount = static_cast<std::size_t>(EventKind::RunEnd) + 1;

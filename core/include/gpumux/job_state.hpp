@@ -109,6 +109,29 @@ struct JobState {
   /// Residency by device index (CPU devices: always resident).
   std::vector<DeviceResidency> residency;
 
+  // data parallelism (Context::set_replicas, resize)
+  /// The compute streams of a job trained on several GPUs, on distinct GPUs, the first the
+  /// primary (dispatch's stream); empty for a job on one GPU (the dispatch's stream, as ever).
+  std::vector<StreamId> replica_streams;
+  std::vector<DeviceId> replica_devices;  ///< the GPU of each replica stream
+  /// The latest op of the job on each replica (index 0 unused: the primary's is last_op);
+  /// valid where replica_has_last[i].
+  std::vector<OpId> replica_last_op;
+  std::vector<bool> replica_has_last;
+  /// Samples each replica computes per iteration: ceil(batch / width) (valid with replicas).
+  std::uint32_t replica_batch = 0;
+  /// The gradient all-reduce over the replicas, ns (ring_allreduce_ns at set_replicas).
+  DurationNs allreduce_ns = 0;
+
+  /// GPUs the job trains on at once (1 without replicas).
+  [[nodiscard]] std::uint32_t width() const noexcept {
+    return replica_streams.empty() ? 1 : static_cast<std::uint32_t>(replica_streams.size());
+  }
+  /// Samples one GPU computes per iteration: the batch, or a replica's share of it.
+  [[nodiscard]] std::uint32_t samples_per_gpu() const noexcept {
+    return replica_streams.size() > 1 ? replica_batch : spec->batch;
+  }
+
   [[nodiscard]] bool training() const noexcept { return spec->kind == JobKind::Training; }
   [[nodiscard]] bool inference() const noexcept { return spec->kind == JobKind::Inference; }
   [[nodiscard]] bool done() const noexcept {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <stdexcept>
 
 #include "gpumux/ids.hpp"
@@ -61,6 +62,18 @@ class JobView {
   [[nodiscard]] TimeNs finish_ns() const noexcept { return s_->finish_ns; }
   /// The device its compute is placed on (set by dispatch, load and migrate).
   [[nodiscard]] DeviceId device() const noexcept { return s_->device; }
+  /// GPUs the job trains on at once (Context::set_replicas): 1 unless data-parallel.
+  [[nodiscard]] std::uint32_t width() const noexcept { return s_->width(); }
+  /// The replicas' GPUs and compute streams, the primary first; empty on one GPU. Valid until
+  /// the job's next set_replicas or resize.
+  [[nodiscard]] std::span<const DeviceId> replica_devices() const noexcept {
+    return s_->replica_devices;
+  }
+  [[nodiscard]] std::span<const StreamId> replica_streams() const noexcept {
+    return s_->replica_streams;
+  }
+  /// Samples each GPU computes per iteration: the batch, or ceil(batch / width()).
+  [[nodiscard]] std::uint32_t samples_per_gpu() const noexcept { return s_->samples_per_gpu(); }
 
   // ---- progress -----------------------------------------------------------------------
   [[nodiscard]] std::uint64_t iterations_done() const noexcept { return s_->iterations_done; }

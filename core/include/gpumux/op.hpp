@@ -38,9 +38,14 @@ enum class OpPurpose : std::uint8_t {
   MigrateState,  ///< copy: training state between devices
   StartContext,  ///< host: process start and/or context creation
   Allocate,      ///< host: naive cudaMalloc calls
-  Other
+  Other,
+  /// host: a data-parallel job's gradient all-reduce on one replica GPU (set_replicas). Timed
+  /// by the ring's links, not by the GPU: NCCL's use of SMs and memory bandwidth is not modelled.
+  AllReduce,
+  /// host, zero length: waits for a data-parallel job's ops on all its replicas (a barrier).
+  Barrier
 };
-inline constexpr EnumNames<OpPurpose, 8> kOpPurposeNames{
+inline constexpr EnumNames<OpPurpose, 10> kOpPurposeNames{
     {{OpPurpose::Forward, "forward"},
      {OpPurpose::Backward, "backward"},
      {OpPurpose::Update, "update"},
@@ -48,7 +53,9 @@ inline constexpr EnumNames<OpPurpose, 8> kOpPurposeNames{
      {OpPurpose::MigrateState, "migrate_state"},
      {OpPurpose::StartContext, "start_context"},
      {OpPurpose::Allocate, "allocate"},
-     {OpPurpose::Other, "other"}}};
+     {OpPurpose::Other, "other"},
+     {OpPurpose::AllReduce, "all_reduce"},
+     {OpPurpose::Barrier, "barrier"}}};
 [[nodiscard]] constexpr std::string_view to_string(OpPurpose p) noexcept {
   return kOpPurposeNames.name(p);
 }
