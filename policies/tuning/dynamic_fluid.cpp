@@ -1,6 +1,7 @@
 // dynamic_fluid: Fluid's executor with DynamicFluid (MLSys'21 Algorithm 2, dossier §2.5) on top
-// of StaticFluid (the `fluid` executor, fluid_executor.hpp). On every lifecycle event (a trial
-// arrives, pauses, is stopped, finishes or is resumed) it plans StaticFluid widths over the
+// of StaticFluid (the `fluid` executor, fluid_executor.hpp). After lifecycle events (a trial
+// arrives, pauses, is stopped, finishes or is resumed), once the instant's events are handled
+// (the `fluid` executor's zero-delay re-plan), it plans StaticFluid widths over the
 // waiting and placed jobs on all GPUs (Algorithm 2's view) and asks fluid::resize_decision, for
 // every placed trial, whether moving from its current width to the planned one pays for the
 // restart cost eps:
@@ -67,7 +68,7 @@ class DynamicFluid final : public FluidExecutor {
 
   std::size_t index_of(const Gpu* g) const { return static_cast<std::size_t>(g - gpus_.data()); }
 
-  void advance(Context& ctx) override {
+  void replan(Context& ctx) override {
     std::deque<JobId> active;
     while (auto j = pop_next_active(ctx, waiting_)) active.push_back(*j);
     if (gpus_.empty()) return;

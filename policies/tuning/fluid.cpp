@@ -1,19 +1,22 @@
-// fluid: Fluid's executor for tuning jobs (MLSys'21 §4), intra-GPU part. Whenever trials wait
-// (a trial arrives, pauses, is stopped or finishes, or a paused trial is resumed) the waiting
-// trials form a TrialGroup and get StaticFluid widths over the GPUs that are idle now
-// (policies/fluid/water_filling.hpp): a trial whose water share is below one GPU gets width 1/c
-// and is packed, up to c per GPU, each packed trial in its own MPS client context on that GPU,
-// so their interference is the simulated GPU's sharing model (sim/kernel_share.hpp), not a
-// constant; a trial of width >= 1 takes a whole GPU alone. The shared machinery is
-// policies/tuning/fluid_executor.hpp; the trial lifecycle trial_executor.hpp.
+// fluid: Fluid's executor for tuning jobs (MLSys'21 §4), intra-GPU part. After a lifecycle event
+// (a trial arrives, pauses, is stopped or finishes, or a paused trial is resumed), once every
+// event of that instant is handled (a zero-delay timer), the waiting trials form a TrialGroup and
+// get StaticFluid widths over the GPUs that are idle now (policies/fluid/water_filling.hpp): a
+// trial whose water share is below one GPU gets width 1/c and is packed, up to c per GPU, each
+// packed trial in its own MPS client context on that GPU, so their interference is the simulated
+// GPU's sharing model (sim/kernel_share.hpp), not a constant; a trial of width >= 1 takes a whole
+// GPU alone. The shared machinery is policies/tuning/fluid_executor.hpp; the trial lifecycle
+// trial_executor.hpp.
 //
 // Faithfulness notes:
 // - The group and n: Algorithm 1 plans a TrialGroup over the idle GPUs M', n = |M'| [S §2.4].
-//   Here the group is every waiting trial at a re-plan (the released executor groups the
-//   pending trials it has not planned yet [C §2.6 a]; a trial that did not fit is re-planned
-//   with the next group, with fresh remaining work [D]); M' = GPUs with no trial and none
-//   moving in. Running trials are not in the plan (they keep their places; resizing them is
-//   Algorithm 2, the `dynamic_fluid` executor).
+//   Here the group is every waiting trial at a re-plan, and a re-plan waits for the end of
+//   the instant: the released executor groups the pending trials when the tuner has nothing
+//   more to emit right now (on_no_available_trials [C §2.6 a]); without the wait, trials
+//   freed or arriving at one instant would be planned one event at a time over the few GPUs
+//   idle so far. A trial that did not fit is re-planned with the next group, with fresh
+//   remaining work [D]. M' = GPUs with no trial and none moving in. Running trials are not in the
+//   plan (they keep their places; resizing them is Algorithm 2, the `dynamic_fluid` executor).
 // - Widths: share_i = h_{i,1} n / sum over the group, w = floor(share) or 1/c, min(w, d) [S];
 //   h_{i,1} = iterations left x ctx.estimate_unit_ns (the solo iteration time); list order
 //   h_{i,1} descending [S: fluid_order].
@@ -136,6 +139,8 @@ double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
 
 namespace {
 
+constexpr std::uint64_t kReplanTag = 0x464c5549;  // "FLUI"
+
 /// StaticFluid widths of `models` on `n_gpus`; with no GPU, 1/c each [D].
 std::vector<double> water_fill(const std::vector<fluid::TrialModel>& models, std::uint32_t n_gpus,
                                fluid::FluidKnobs knobs) {
@@ -179,6 +184,18 @@ FluidExecutor::Plan FluidExecutor::plan_total(const Context& ctx,
 }
 
 void FluidExecutor::advance(Context& ctx) {
+  if (replan_pending_ || gpus_.empty()) return;
+  replan_pending_ = true;
+  ctx.set_timer(0, kReplanTag);
+}
+
+void FluidExecutor::on_timer(Context& ctx, TimerId /*id*/, std::uint64_t tag) {
+  if (tag != kReplanTag) return;
+  replan_pending_ = false;
+  replan(ctx);
+}
+
+void FluidExecutor::replan(Context& ctx) {
   std::deque<JobId> active;
   while (auto j = pop_next_active(ctx, waiting_)) active.push_back(*j);
   if (active.empty() || gpus_.empty()) return;

@@ -1,7 +1,8 @@
 // The Fluid executor's shared machinery (policies/tuning/fluid.cpp registers it as `fluid`;
 // dynamic_fluid.cpp derives DynamicFluid from it): per GPU, c MPS client contexts opened warm
-// ("slots"), StaticFluid widths for the waiting trials (the TrialGroup) over the idle GPUs
-// (policies/fluid/water_filling.hpp, Algorithm 1), and the placement of that group in fluid
+// ("slots"), a re-plan at the end of each instant with lifecycle events, StaticFluid widths for
+// the waiting trials (the TrialGroup) over the idle GPUs (policies/fluid/water_filling.hpp,
+// Algorithm 1), and the placement of that group in fluid
 // order (place_waiting: the idle-GPU rule). Faithfulness notes live with each registered
 // executor.
 //
@@ -64,8 +65,12 @@ class FluidExecutor : public TrialExecutor {
   Slot* slot_of(JobId job);
   std::optional<Home> home_of(JobId job) override;
   void release(JobId job) override;
-  /// Re-plans and places waiting jobs (only when some wait).
+  /// Asks for a re-plan once the events of this instant are handled (a zero-delay timer), so
+  /// that the trials freed or arriving at one instant form one group.
   void advance(Context& ctx) override;
+  void on_timer(Context& ctx, TimerId id, std::uint64_t tag) override;
+  /// The re-plan itself: plans the waiting jobs and places them (only when some wait).
+  virtual void replan(Context& ctx);
 
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
@@ -87,6 +92,7 @@ class FluidExecutor : public TrialExecutor {
   /// Puts `job` in a free slot of gpus_[gpu], loads its weights and starts its work.
   void occupy(Context& ctx, std::size_t gpu, JobId job, bool packed);
 
+  bool replan_pending_ = false;  ///< a zero-delay re-plan timer is set
   std::uint32_t c_ = 2;
   std::uint32_t d_ = 4;
   std::vector<Gpu> gpus_;

@@ -7,7 +7,8 @@
 // solo; each trial its own random_search job of one trial; job ids in config order):
 // - t = 0: an ordinary vae job (10 iterations, ends at 2.7 ms) takes GPU 0 whole.
 // - t = 1 ms: trial B (32 epochs) arrives: group {B} on the one idle GPU, share 1: GPU 1
-//   whole. Trials A (16 epochs) and D (44 epochs) arrive and wait: no idle GPU, no free slot.
+//   whole. t = 2 ms: trials A (16 epochs) and D (44 epochs) arrive and wait: no idle GPU, no
+//   free slot.
 // - 2.7 ms: the vae job ends, GPU 0 idle, group {D, A}, shares h * 1 / (h_D + h_A) < 1: both
 //   width 1/2, D alone on GPU 0, then A beside it (the plan's own packed GPU): a packed pair.
 // - A ends (73 ms), then B (102 ms): GPU 1 idle, D runs on alone on GPU 0 with a free slot.
@@ -85,7 +86,7 @@ TimeNs tuning_end(const ExperimentResult& r) {
 TEST_CASE("fluid: a new trial takes an idle GPU, not the free slot beside a packed trial",
           "[fluid][tuning]") {
   const nlohmann::json tuning = nlohmann::json::array(
-      {trial("B", 32, 0.001), trial("A", 16, 0.001), trial("D", 44, 0.001), trial("C", 2, 0.115)});
+      {trial("B", 32, 0.001), trial("A", 16, 0.002), trial("D", 44, 0.002), trial("C", 2, 0.115)});
   const ExperimentResult r = run_config(make_config(
       "fluid", {{"jobs", nlohmann::json::array({vae("j0")})}, {"tuning", tuning}}, {kGpu, kGpu}));
   CHECK(r.run.jobs_unfinished == 0);
