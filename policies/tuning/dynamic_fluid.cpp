@@ -1,10 +1,14 @@
 // dynamic_fluid: Fluid's executor with DynamicFluid (MLSys'21 Algorithm 2, dossier §2.5) on top
-// of StaticFluid (the `fluid` executor, fluid_executor.hpp). On every lifecycle event (a trial
-// arrives, pauses, is stopped, finishes or is resumed) it re-plans StaticFluid widths over the
-// waiting and placed jobs and asks fluid::resize_decision, for every placed trial, whether
-// moving from its current width to the planned one pays for the restart cost eps:
+// of StaticFluid (the `fluid` executor, fluid_executor.hpp). After lifecycle events (a trial
+// arrives, pauses, is stopped, finishes or is resumed), once the instant's events are handled
+// (the `fluid` executor's zero-delay re-plan), it plans StaticFluid widths over the
+// waiting and placed jobs on all GPUs (Algorithm 2's view) and asks fluid::resize_decision, for
+// every placed trial, whether moving from its current width to the planned one pays for the
+// restart cost eps:
 //   scale down (whole -> 1/c), applied first and in place: the trial stays in its MPS context,
-//     its GPU becomes packable, and waiting trials are then placed (possibly beside it);
+//     its GPU becomes packable; the waiting trials are then placed as the `fluid` executor
+//     does (Algorithm 1 over the idle GPUs, the idle-GPU rule of fluid.cpp), so they join it
+//     only when no idle GPU is left for them;
 //   scale up (1/c -> whole), applied only when no job waits (the paper runs DynamicFluid once
 //     no pending trial is left, §3.3): in place if the trial is alone on its GPU, else it is
 //     moved to an empty GPU (kept reserved meanwhile): it stops dispatching, finishes its
@@ -64,11 +68,11 @@ class DynamicFluid final : public FluidExecutor {
 
   std::size_t index_of(const Gpu* g) const { return static_cast<std::size_t>(g - gpus_.data()); }
 
-  void advance(Context& ctx) override {
+  void replan(Context& ctx) override {
     std::deque<JobId> active;
     while (auto j = pop_next_active(ctx, waiting_)) active.push_back(*j);
     if (gpus_.empty()) return;
-    const Plan p = plan(ctx, active);
+    const Plan p = plan_total(ctx, active);
     if (p.jobs.empty()) return;
     std::vector<JobId> up;
     for (const std::size_t i : p.order) {
@@ -86,7 +90,7 @@ class DynamicFluid final : public FluidExecutor {
         up.push_back(job);
       }
     }
-    place_waiting(ctx, p);
+    place_waiting(ctx, plan_group(ctx, active));
     if (!waiting_.empty()) return;
     for (const JobId job : up) scale_up(ctx, job);
   }

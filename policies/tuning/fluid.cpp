@@ -1,24 +1,46 @@
-// fluid: Fluid's executor for tuning jobs (MLSys'21 §4), intra-GPU part. When trials wait it
-// plans StaticFluid widths over all GPUs (policies/fluid/water_filling.hpp): a trial whose
-// water share is below one GPU gets width 1/c and is packed, up to c per GPU, each packed
-// trial in its own MPS client context on that GPU, so their interference is the simulated
-// GPU's sharing model (sim/kernel_share.hpp), not a constant; a trial of width >= 1 takes a
-// whole GPU alone. It re-plans (simply refills, with fresh widths over the remaining work)
-// whenever a trial pauses, is stopped or finishes, or a paused trial is resumed. The shared
-// machinery is policies/tuning/fluid_executor.hpp; the trial lifecycle trial_executor.hpp.
+// fluid: Fluid's executor for tuning jobs (MLSys'21 §4), intra-GPU part. After a lifecycle event
+// (a trial arrives, pauses, is stopped or finishes, or a paused trial is resumed), once every
+// event of that instant is handled (a zero-delay timer), the waiting trials form a TrialGroup and
+// get StaticFluid widths over the GPUs that are idle now (policies/fluid/water_filling.hpp): a
+// trial whose water share is below one GPU gets width 1/c and is packed, up to c per GPU, each
+// packed trial in its own MPS client context on that GPU, so their interference is the simulated
+// GPU's sharing model (sim/kernel_share.hpp), not a constant; a trial of width >= 1 takes a whole
+// GPU alone. The shared machinery is policies/tuning/fluid_executor.hpp; the trial lifecycle
+// trial_executor.hpp.
 //
-// Faithfulness notes: StaticFluid's widths (Algorithm 1, dossier §2.4) with
-// h_{i,1} = iterations left x ctx.estimate_unit_ns (the trial's solo iteration time on its
-// GPU); the list order is h_{i,1} descending [S: fluid_order]. The main gap: inter-GPU widths
-// are capped at ONE GPU (d is read and reported, but the effective d is 1: the d cap in
-// trial_executor.hpp) because the engine does not run one job on several GPUs yet;
-// data-parallel trials are what d > 1 needs. DynamicFluid (Algorithm 2, dossier §2.5) is the
-// `dynamic_fluid` executor; this one never resizes a running trial. Knobs: c = max trials per
-// GPU, default 2 [C: the code's executor packs c = 1/2; band scheduler 2 per GPU]; d = max
-// GPUs per trial, default 4 [C: executor d = 4; band MAX_WORKER = 4], capped at 1. Paused
-// trials leave the GPU (evicted) as in trial_per_gpu [C: Ray Tune pauses by checkpointing].
-// Ordinary jobs (not trials) get width 1. Contexts are opened warm at start [D: Fluid's
-// workers are long-running Ray actors].
+// Faithfulness notes:
+// - The group and n: Algorithm 1 plans a TrialGroup over the idle GPUs M', n = |M'| [S §2.4].
+//   Here the group is every waiting trial at a re-plan, and a re-plan waits for the end of
+//   the instant: the released executor groups the pending trials when the tuner has nothing
+//   more to emit right now (on_no_available_trials [C §2.6 a]); without the wait, trials
+//   freed or arriving at one instant would be planned one event at a time over the few GPUs
+//   idle so far. A trial that did not fit is re-planned with the next group, with fresh
+//   remaining work [D]. M' = GPUs with no trial and none moving in. Running trials are not in the
+//   plan (they keep their places; resizing them is Algorithm 2, the `dynamic_fluid` executor).
+// - Widths: share_i = h_{i,1} n / sum over the group, w = floor(share) or 1/c, min(w, d) [S];
+//   h_{i,1} = iterations left x ctx.estimate_unit_ns (the solo iteration time); list order
+//   h_{i,1} descending [S: fluid_order].
+// - Placement, in that order (the idle-GPU rule): a width >= 1 trial takes an idle GPU alone
+//   [S: "place onto idle GPUs"]. A packed trial takes an idle GPU of its own while more idle GPUs
+//   are left than the group's whole trials still need (so no idle GPU is left unused when the
+//   group could use it: the released executor rescales the widths so that they sum to the GPUs
+//   available [C §2.6 a]; here a lone packed trial runs at the GPU's full speed until a partner
+//   joins [D]); otherwise it joins the plan's own packed GPUs, the last opened first (packed
+//   trials "grouped c per GPU" [S]; pairing the longest with the shortest, as the band
+//   scheduler's mirrored rounds [C scheduler.py]), then any GPU that holds only packed trials
+//   and has a free slot (list scheduling: the trial starts when a slot of its width frees [S]).
+//   So a packed trial never joins a running trial while an idle GPU exists that the plan does
+//   not need for a whole trial. With no idle GPU the group has no water to share: every trial
+//   gets 1/c and may take such a free slot, or waits [D]. Trials that do not fit wait for the
+//   next re-plan.
+// - The main gap: inter-GPU widths are capped at ONE GPU (d is read and reported, but the
+//   effective d is 1: the d cap in trial_executor.hpp) because the engine does not run one job
+//   on several GPUs yet; data-parallel trials are what d > 1 needs. This executor never resizes
+//   a running trial. Knobs: c = max trials per GPU, default 2 [C: the code's executor packs
+//   c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor d = 4;
+//   band MAX_WORKER = 4], capped at 1. Paused trials leave the GPU (evicted) as in
+//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get width
+//   1. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -115,8 +137,35 @@ double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
   return static_cast<double>(left) * unit * 1e-9;
 }
 
-FluidExecutor::Plan FluidExecutor::plan(const Context& ctx,
-                                        const std::deque<JobId>& waiting) const {
+namespace {
+
+constexpr std::uint64_t kReplanTag = 0x464c5549;  // "FLUI"
+
+/// StaticFluid widths of `models` on `n_gpus`; with no GPU, 1/c each [D].
+std::vector<double> water_fill(const std::vector<fluid::TrialModel>& models, std::uint32_t n_gpus,
+                               fluid::FluidKnobs knobs) {
+  if (n_gpus == 0) return std::vector<double>(models.size(), 1.0 / static_cast<double>(knobs.c));
+  return fluid::static_fluid_widths(models, n_gpus, knobs);
+}
+
+}  // namespace
+
+FluidExecutor::Plan FluidExecutor::plan_group(const Context& ctx,
+                                              const std::deque<JobId>& waiting) const {
+  Plan p;
+  p.jobs.assign(waiting.begin(), waiting.end());
+  p.waiting = waiting.size();
+  std::vector<fluid::TrialModel> models;
+  models.reserve(p.jobs.size());
+  for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
+  const auto n = static_cast<std::uint32_t>(idle_gpus().size());
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
+  p.order = fluid::fluid_order(models);
+  return p;
+}
+
+FluidExecutor::Plan FluidExecutor::plan_total(const Context& ctx,
+                                              const std::deque<JobId>& waiting) const {
   Plan p;
   p.jobs.assign(waiting.begin(), waiting.end());
   p.waiting = waiting.size();
@@ -128,34 +177,66 @@ FluidExecutor::Plan FluidExecutor::plan(const Context& ctx,
   std::vector<fluid::TrialModel> models;
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
-  const fluid::FluidKnobs knobs{c_, effective_d(d_)};
-  p.widths = fluid::static_fluid_widths(models, static_cast<std::uint32_t>(gpus_.size()), knobs);
+  const auto n = static_cast<std::uint32_t>(gpus_.size());
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
   p.order = fluid::fluid_order(models);
   return p;
 }
 
 void FluidExecutor::advance(Context& ctx) {
+  if (replan_pending_ || gpus_.empty()) return;
+  replan_pending_ = true;
+  ctx.set_timer(0, kReplanTag);
+}
+
+void FluidExecutor::on_timer(Context& ctx, TimerId /*id*/, std::uint64_t tag) {
+  if (tag != kReplanTag) return;
+  replan_pending_ = false;
+  replan(ctx);
+}
+
+void FluidExecutor::replan(Context& ctx) {
   std::deque<JobId> active;
   while (auto j = pop_next_active(ctx, waiting_)) active.push_back(*j);
   if (active.empty() || gpus_.empty()) return;
-  place_waiting(ctx, plan(ctx, active));
+  place_waiting(ctx, plan_group(ctx, active));
 }
 
 void FluidExecutor::place_waiting(Context& ctx, const Plan& p) {
+  const std::vector<std::size_t> idle = idle_gpus();
+  std::size_t next_idle = 0;       // idle[next_idle..] are not used by this plan yet
+  std::vector<std::size_t> shelf;  // idle GPUs this plan opened for packed trials
+  const auto is_packed = [&](std::size_t i) {
+    return ctx.job(p.jobs[i]).trial() && p.widths[i] < 1.0;
+  };
+  std::size_t wholes_left = 0;
+  for (std::size_t i = 0; i < p.waiting; ++i) wholes_left += is_packed(i) ? 0 : 1;
   std::vector<JobId> left;
   for (const std::size_t i : p.order) {
     if (i >= p.waiting) continue;  // already placed
     const JobId job = p.jobs[i];
-    const bool packed = ctx.job(job).trial() && p.widths[i] < 1.0;
-    // Whole GPUs a width asks for, capped by the engine (trial_executor.hpp's d cap).
-    const auto count =
-        packed ? 1U : std::min(static_cast<std::uint32_t>(std::ceil(p.widths[i])), effective_d(d_));
-    const std::vector<std::size_t> gpus = pick_gpus(packed, std::max(count, 1U));
-    if (gpus.empty()) {
-      left.push_back(job);
+    if (!is_packed(i)) {
+      // Width >= 1: alone on an idle GPU (d > 1 would take ceil(width) of them).
+      --wholes_left;
+      if (next_idle < idle.size()) {
+        occupy(ctx, idle[next_idle++], job, /*packed=*/false);
+      } else {
+        left.push_back(job);
+      }
       continue;
     }
-    occupy(ctx, gpus.front(), job, packed);  // d > 1: replicas on gpus[1..] too
+    std::optional<std::size_t> gpu;
+    if (idle.size() - next_idle > wholes_left) {
+      gpu = idle[next_idle++];  // an idle GPU no whole trial of the plan needs: spread
+      shelf.push_back(*gpu);
+    } else {
+      gpu = packable_gpu(shelf);
+    }
+    if (gpu) {
+      occupy(ctx, *gpu, job, /*packed=*/true);
+    } else {
+      left.push_back(job);
+    }
   }
   // Unplaced jobs keep their arrival order.
   for (std::size_t i = 0; i < p.waiting; ++i) {
@@ -163,16 +244,30 @@ void FluidExecutor::place_waiting(Context& ctx, const Plan& p) {
   }
 }
 
-std::vector<std::size_t> FluidExecutor::pick_gpus(bool packed, std::uint32_t count) const {
+std::vector<std::size_t> FluidExecutor::idle_gpus() const {
   std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < gpus_.size() && out.size() < count; ++i) {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    if (occupied(gpus_[i]) == 0 && !gpus_[i].reserved_for) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<std::size_t> FluidExecutor::packable_gpu(
+    const std::vector<std::size_t>& shelf) const {
+  const auto joinable = [&](std::size_t i) {
     const Gpu& g = gpus_[i];
     const std::size_t n = occupied(g);
-    if (g.whole || g.reserved_for || (!packed && n > 0) || n == g.slots.size()) continue;
-    out.push_back(i);
+    return !g.whole && !g.reserved_for && n > 0 && n < g.slots.size();
+  };
+  // The plan's own shelf, last opened first: the shortest packed trial gets the next partner
+  // (serpentine, as the band scheduler's mirrored rounds [C scheduler.py]).
+  for (auto it = shelf.rbegin(); it != shelf.rend(); ++it) {
+    if (joinable(*it)) return *it;
   }
-  if (out.size() < count) out.clear();
-  return out;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    if (joinable(i)) return i;
+  }
+  return std::nullopt;
 }
 
 void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed) {

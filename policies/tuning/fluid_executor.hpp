@@ -1,9 +1,10 @@
 // The Fluid executor's shared machinery (policies/tuning/fluid.cpp registers it as `fluid`;
 // dynamic_fluid.cpp derives DynamicFluid from it): per GPU, c MPS client contexts opened warm
-// ("slots"), StaticFluid widths over the waiting and placed jobs (policies/fluid/
-// water_filling.hpp), and the placement of waiting jobs in fluid order: width < 1 on a GPU
-// with a free slot and no whole trial, width >= 1 alone on an empty GPU. Faithfulness notes
-// live with each registered executor.
+// ("slots"), a re-plan at the end of each instant with lifecycle events, StaticFluid widths for
+// the waiting trials (the TrialGroup) over the idle GPUs (policies/fluid/water_filling.hpp,
+// Algorithm 1), and the placement of that group in fluid
+// order (place_waiting: the idle-GPU rule). Faithfulness notes live with each registered
+// executor.
 //
 // Units: h1 in seconds (double, the planner's unit); widths in GPUs. Thread rules: one engine
 // thread drives the policy; nothing is shared.
@@ -39,8 +40,8 @@ class FluidExecutor : public TrialExecutor {
     bool whole = false;                 ///< holds a trial of width >= 1, alone
     std::optional<JobId> reserved_for;  ///< kept empty for a trial moving here (DynamicFluid)
   };
-  /// One re-plan: the waiting jobs first (`waiting` of them), then the placed ones; their
-  /// StaticFluid widths and the list order (indices into `jobs`).
+  /// One re-plan: the waiting jobs first (`waiting` of them), then (plan_total only) the placed
+  /// ones; their StaticFluid widths and the list order (indices into `jobs`).
   struct Plan {
     std::vector<JobId> jobs;
     std::size_t waiting = 0;
@@ -64,23 +65,34 @@ class FluidExecutor : public TrialExecutor {
   Slot* slot_of(JobId job);
   std::optional<Home> home_of(JobId job) override;
   void release(JobId job) override;
-  /// Re-plans and places waiting jobs (only when some wait).
+  /// Asks for a re-plan once the events of this instant are handled (a zero-delay timer), so
+  /// that the trials freed or arriving at one instant form one group.
   void advance(Context& ctx) override;
+  void on_timer(Context& ctx, TimerId id, std::uint64_t tag) override;
+  /// The re-plan itself: plans the waiting jobs and places them (only when some wait).
+  virtual void replan(Context& ctx);
 
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
-  /// StaticFluid over `waiting` then every placed job, on all GPUs, with d = effective_d(d).
-  [[nodiscard]] Plan plan(const Context& ctx, const std::deque<JobId>& waiting) const;
-  /// Places the plan's waiting jobs in list order; those that do not fit go back to waiting_
-  /// in their arrival order.
+  /// Algorithm 1's plan: StaticFluid over the group `waiting` only, on n = the idle GPUs
+  /// (idle_gpus().size()), d = effective_d(d). With no idle GPU every trial gets 1/c [D].
+  [[nodiscard]] Plan plan_group(const Context& ctx, const std::deque<JobId>& waiting) const;
+  /// Algorithm 2's view: StaticFluid over `waiting` then every placed job, on all GPUs.
+  [[nodiscard]] Plan plan_total(const Context& ctx, const std::deque<JobId>& waiting) const;
+  /// Places a plan_group plan's jobs in list order by the idle-GPU rule (fluid.cpp's notes);
+  /// those that do not fit go back to waiting_ in their arrival order.
   void place_waiting(Context& ctx, const Plan& p);
-  /// The GPUs (indices into gpus_) a job of `width` would take now: `count` of them, packed
-  /// (a free slot, no whole trial) or empty; an empty vector if none fit. count is
-  /// ceil(width) capped by effective_d(d), so 1 today.
-  [[nodiscard]] std::vector<std::size_t> pick_gpus(bool packed, std::uint32_t count) const;
+  /// GPUs (indices into gpus_) with no trial and none moving in, in index order.
+  [[nodiscard]] std::vector<std::size_t> idle_gpus() const;
+  /// A GPU a packed trial may join now: one of `shelf` (the plan's own packed GPUs, the most
+  /// recently opened first) with a free slot, else any GPU holding only packed trials with a
+  /// free slot; nullopt if none.
+  [[nodiscard]] std::optional<std::size_t> packable_gpu(
+      const std::vector<std::size_t>& shelf) const;
   /// Puts `job` in a free slot of gpus_[gpu], loads its weights and starts its work.
   void occupy(Context& ctx, std::size_t gpu, JobId job, bool packed);
 
+  bool replan_pending_ = false;  ///< a zero-delay re-plan timer is set
   std::uint32_t c_ = 2;
   std::uint32_t d_ = 4;
   std::vector<Gpu> gpus_;
