@@ -2,9 +2,13 @@
 // that main() maps to exit codes (2: bad input, 1: failure at run time).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "gpumux/trace_import.hpp"
 
 namespace gpumux::cli {
 
@@ -18,7 +22,10 @@ struct RunArgs {
 };
 int run_command(const RunArgs& args);
 int validate_command(const std::string& config, const std::vector<std::string>& overrides);
+/// `what` empty: the categories, one per line with what each lists.
 int list_command(const std::string& what, bool params = false);
+/// The --version text: version, git revision, build type, whether CUDA was built.
+[[nodiscard]] std::string version_text();
 
 struct SweepArgs {
   std::string sweep;
@@ -42,6 +49,31 @@ int calibrate_command(const CalibrateArgs& args);
 /// Refuses (UsageError) an --out that exists and is not a profile gpumux calibrate wrote, or is
 /// one and `force` is not given. Runs before any GPU work.
 void check_calibration_target(const std::filesystem::path& out, bool force);
+
+struct TraceImportArgs {
+  std::string input;
+  std::string out;
+  std::string preset;
+  std::optional<trace_import::Format> format;  ///< unset: the preset's, else by extension
+  std::string time_column;
+  std::optional<trace_import::TimeUnit> unit;
+  std::optional<trace_import::Origin> origin;
+  bool sort = false;
+  std::string keep;  ///< comma-separated columns to keep ("" = all, or the preset's)
+  bool no_extra = false;
+  std::vector<std::string> rename;  ///< FROM=TO
+  std::vector<std::string> where;   ///< COLUMN=VALUE
+  std::optional<int> decimals;
+  std::string licence;
+  std::uint64_t seed = 1;
+  trace_import::Spread spread = trace_import::Spread::Uniform;
+  bool force = false;
+  bool quiet = false;
+  std::string command;  ///< the command line, recorded in the sidecar
+};
+int trace_import_command(const TraceImportArgs& args);
+/// `argv` joined into one shell-safe line (single quotes where needed).
+[[nodiscard]] std::string shell_command(const std::vector<std::string>& argv);
 
 /// Prints a one-line-per-run comparison table of summaries.
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs_and_summaries);

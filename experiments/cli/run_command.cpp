@@ -11,6 +11,7 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/output.hpp"
 #include "gpumux/params.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
@@ -62,7 +63,29 @@ int validate_command(const std::string& config_file, const std::vector<std::stri
   return 0;
 }
 
+std::string version_text() {
+  const nlohmann::json b = build_info();
+  return "gpumux " + b.value("version", "") + " (git " + b.value("git_revision", "") + ", " +
+         b.value("build_type", "") + ", " + b.value("compiler", "") + ", CUDA " +
+         (b.value("cuda_compiled", false) ? "built" : "not built") + ")";
+}
+
 int list_command(const std::string& what, bool params) {
+  if (what.empty()) {
+    // The categories, with what each holds (gpumux list <category>).
+    const std::pair<const char*, const char*> kCategories[] = {
+        {"policies", "scheduling and sharing policies (policy.name)"},
+        {"platforms", "where a run executes: simulated, emulated or real (platform)"},
+        {"models", "the layer-level model zoo (traces/models)"},
+        {"devices", "device profiles (traces/devices)"},
+        {"generators", "request-arrival generators (workload.services[].arrivals)"},
+        {"tuners", "hyperparameter tuners (workload.tuning[].tuner)"}};
+    for (const auto& [name, help] : kCategories) {
+      std::cout << std::left << std::setw(12) << name << help << "\n";
+    }
+    std::cout << "usage: gpumux list <category> [--params]\n";
+    return 0;
+  }
   auto print_registry = [params](const auto& registry) {
     for (const auto& name : registry.names()) {
       std::cout << std::left << std::setw(24) << name << registry.summary(name) << "\n";

@@ -1,0 +1,270 @@
+// Reading a request trace's rows (trace_import.hpp): CSV, TSV or JSONL into a Table.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
+#include "gpumux/json_reader.hpp"
+#include "gpumux/trace_import.hpp"
+
+namespace gpumux::trace_import {
+namespace {
+
+std::string line_of(std::size_t n) {
+  return "line " + std::to_string(n);
+}
+
+std::string_view strip_bom(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  return text;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Checks the header: at least one column, none empty, none twice.
+void check_header(const std::vector<std::string>& columns, const std::string& file) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].empty()) {
+      throw TraceError(file, "line 1", "header column " + std::to_string(i + 1) + " has no name");
+    }
+    if (!seen.insert(columns[i]).second) {
+      throw TraceError(file, "line 1", "header names column '" + printable(columns[i]) + "' twice");
+    }
+  }
+}
+
+// RFC 4180 records: fields separated by commas, records by \n or \r\n; a field in double
+// quotes may hold commas, line breaks and "" (one quote).
+class CsvReader {
+ public:
+  CsvReader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+
+  /// The next record's fields and its first line; false at the end. Blank lines are skipped.
+  bool next(std::vector<std::string>& fields, std::size_t& line) {
+    fields.clear();
+    while (pos_ < text_.size() && (text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      if (text_[pos_] == '\n') ++line_;
+      ++pos_;
+    }
+    if (pos_ >= text_.size()) return false;
+    line = line_;
+    std::string field;
+    bool quoted_field = false;
+    for (;;) {
+      if (pos_ >= text_.size()) {
+        fields.push_back(std::move(field));
+        return true;
+      }
+      const char c = text_[pos_];
+      if (c == '"' && field.empty() && !quoted_field) {
+        read_quoted(field);
+        quoted_field = true;
+        continue;
+      }
+      if (c == ',') {
+        fields.push_back(std::move(field));
+        field.clear();
+        quoted_field = false;
+        ++pos_;
+        continue;
+      }
+      if (c == '\n' || c == '\r') {
+        if (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') ++pos_;
+        ++pos_;
+        ++line_;
+        fields.push_back(std::move(field));
+        return true;
+      }
+      if (quoted_field) {
+        throw TraceError(file_, line_of(line_),
+                         "text after a closing quote (write \"\" for a quote)");
+      }
+      if (c == '"') {
+        throw TraceError(file_, line_of(line_),
+                         "a quote inside an unquoted field (quote the whole field)");
+      }
+      field.push_back(c);
+      ++pos_;
+    }
+  }
+
+ private:
+  void read_quoted(std::string& field) {
+    const std::size_t start_line = line_;
+    ++pos_;  // the opening quote
+    for (;;) {
+      if (pos_ >= text_.size()) {
+        throw TraceError(file_, line_of(start_line), "a quoted field is never closed");
+      }
+      const char c = text_[pos_++];
+      if (c == '"') {
+        if (pos_ < text_.size() && text_[pos_] == '"') {
+          field.push_back('"');
+          ++pos_;
+          continue;
+        }
+        return;
+      }
+      if (c == '\n') ++line_;
+      field.push_back(c);
+    }
+  }
+
+  std::string_view text_;
+  std::string file_;
+  std::size_t pos_ = 0;
+  std::size_t line_ = 1;
+};
+
+Table parse_csv(std::string_view text, const std::string& file) {
+  CsvReader reader(text, file);
+  Table t;
+  std::vector<std::string> fields;
+  std::size_t line = 0;
+  if (!reader.next(fields, line))
+    throw TraceError(file, "line 1", "empty file (expected a header)");
+  t.columns = fields;
+  check_header(t.columns, file);
+  while (reader.next(fields, line)) {
+    if (fields.size() != t.columns.size()) {
+      throw TraceError(file, line_of(line),
+                       std::to_string(fields.size()) + " fields, the header has " +
+                           std::to_string(t.columns.size()));
+    }
+    Table::Row row{line, {}};
+    row.cells.reserve(fields.size());
+    for (auto& f : fields) row.cells.emplace_back(std::move(f));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// Calls f(line, line_number) for every line without its line break and trailing \r.
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+  std::size_t n = 0;
+  for (std::size_t begin = 0; begin < text.size();) {
+    const auto end = std::min(text.find('\n', begin), text.size());
+    std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    f(line, n);
+  }
+}
+
+std::vector<std::string> split_tabs(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  for (;;) {
+    const auto tab = line.find('\t', begin);
+    out.emplace_back(line.substr(begin, tab == std::string_view::npos ? tab : tab - begin));
+    if (tab == std::string_view::npos) return out;
+    begin = tab + 1;
+  }
+}
+
+Table parse_tsv(std::string_view text, const std::string& file) {
+  Table t;
+  bool header = true;
+  for_each_line(text, [&](std::string_view line, std::size_t n) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
+    auto fields = split_tabs(line);
+    if (header) {
+      t.columns = std::move(fields);
+      check_header(t.columns, file);
+      header = false;
+      return;
+    }
+    if (fields.size() != t.columns.size()) {
+      throw TraceError(file, line_of(n),
+                       std::to_string(fields.size()) + " fields, the header has " +
+                           std::to_string(t.columns.size()));
+    }
+    Table::Row row{n, {}};
+    for (auto& f : fields) row.cells.emplace_back(std::move(f));
+    t.rows.push_back(std::move(row));
+  });
+  if (header) throw TraceError(file, "line 1", "empty file (expected a header)");
+  return t;
+}
+
+std::optional<std::string> cell_text(const nlohmann::json& v) {
+  if (v.is_null()) return std::nullopt;
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();  // numbers exactly as nlohmann prints them (shortest round trip)
+}
+
+Table parse_jsonl(std::string_view text, const std::string& file) {
+  std::vector<std::pair<std::size_t, nlohmann::json>> objects;
+  std::set<std::string> keys;
+  for_each_line(text, [&](std::string_view line, std::size_t n) {
+    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
+    nlohmann::json j = parse_json_text(line, file, line_of(n), InputKind::Trace);
+    if (!j.is_object()) {
+      throw TraceError(file, line_of(n),
+                       std::string("expected one JSON object per line, got ") + j.type_name());
+    }
+    for (const auto& item : j.items()) keys.insert(item.key());
+    objects.emplace_back(n, std::move(j));
+  });
+  Table t;
+  t.columns.assign(keys.begin(), keys.end());
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < t.columns.size(); ++i) index[t.columns[i]] = i;
+  t.rows.reserve(objects.size());
+  for (auto& [n, j] : objects) {
+    Table::Row row{n, std::vector<std::optional<std::string>>(t.columns.size())};
+    for (const auto& item : j.items()) row.cells[index[item.key()]] = cell_text(item.value());
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+}  // namespace
+
+Format detect_format(const std::filesystem::path& path, std::string_view text) {
+  const std::string ext = lower(path.extension().string());
+  if (ext == ".csv") return Format::Csv;
+  if (ext == ".tsv" || ext == ".tab") return Format::Tsv;
+  if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") return Format::Jsonl;
+  text = strip_bom(text);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') return Format::Jsonl;
+  const std::string_view line = text.substr(0, text.find('\n'));
+  return line.find('\t') != std::string_view::npos ? Format::Tsv : Format::Csv;
+}
+
+Table parse_table(std::string_view text, Format format, const std::string& file) {
+  text = strip_bom(text);
+  if (format == Format::Auto) format = detect_format({}, text);
+  switch (format) {
+    case Format::Tsv:
+      return parse_tsv(text, file);
+    case Format::Jsonl:
+      return parse_jsonl(text, file);
+    case Format::Csv:
+    case Format::Auto:
+      break;
+  }
+  return parse_csv(text, file);
+}
+
+std::string csv_cell(std::string_view value) {
+  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
+  std::string out = "\"";
+  for (const char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace gpumux::trace_import
