@@ -1,0 +1,180 @@
+// `gpumux trace import` as a user meets it: a JSONL trace with integer millisecond timestamps
+// and a CSV with epoch seconds each become a replayable arrival CSV with one command, and the
+// result runs under every registered policy; the sidecar records the origin; nothing gpumux
+// did not write is replaced; bad rows exit 2 naming the file and the line.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+#include "gpumux/policy.hpp"
+
+namespace fs = std::filesystem;
+using namespace cli_test;
+
+namespace {
+
+// 12 requests 250 ms apart from 2023-11-14 22:13:20 UTC, in integer ms, with token counts.
+std::string jsonl_trace() {
+  std::string out;
+  for (int k = 0; k < 12; ++k) {
+    out += "{\"timestamp\": " + std::to_string(1700000000000LL + 250LL * k) +
+           ", \"input_tokens\": " + std::to_string(100 + k) +
+           ", \"output_tokens\": " + std::to_string(10 + k) + ", \"model_id\": \"m" +
+           std::to_string(k % 2) + "\"}\n";
+  }
+  return out;
+}
+
+const char* const kEpochCsv =
+    "ts,app\n1700000000.5,x\n1700000000.75,y\n1700000001,x\n1700000002.125,x\n";
+
+// The path in single quotes, for the shell.
+std::string q(const fs::path& p) {
+  std::string s(1, '\'');
+  s += p.string();
+  s += '\'';
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every policy",
+          "[cli][trace_import]") {
+  const fs::path jl = write("import/requests.jsonl", jsonl_trace());
+  const fs::path ep = write("import/epoch.csv", kEpochCsv);
+  const fs::path a = scratch() / "import/a.csv";
+  const fs::path b = scratch() / "import/b.csv";
+  fs::remove(a);
+  fs::remove(fs::path(a.string() + ".SOURCE"));
+  fs::remove(b);
+  fs::remove(fs::path(b.string() + ".SOURCE"));
+  Outcome o = cli_test::gpumux("trace import " + q(jl) + " --out " + q(a) +
+                               " --time-column timestamp --time-unit ms");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.output.find("imported 12 requests") != std::string::npos);
+  const std::string a_text = slurp(a);
+  CHECK(a_text.rfind("arrival_s,input_tokens,model_id,output_tokens\n"
+                     "0.000000,100,m0,10\n0.250000,101,m1,11\n",
+                     0) == 0);
+  CHECK(a_text.find("2.750000,111,m1,21\n") != std::string::npos);
+  const std::string side = slurp(a.string() + ".SOURCE");
+  CHECK(side.rfind("written_by: gpumux trace import\n", 0) == 0);
+  CHECK(side.find("licence: unknown\n") != std::string::npos);
+  CHECK(side.find("command: gpumux trace import") != std::string::npos);
+  CHECK(side.find("--time-unit ms") != std::string::npos);
+  CHECK(side.find("date: 20") != std::string::npos);
+
+  o = cli_test::gpumux("trace import " + q(ep) + " -o " + q(b) +
+                       " --time-column ts --licence CC0-1.0");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(slurp(b) == "arrival_s,app\n0.000000,x\n0.250000,y\n0.500000,x\n1.625000,x\n");
+  CHECK(slurp(b.string() + ".SOURCE").find("licence: CC0-1.0\n") != std::string::npos);
+
+  const std::string config =
+      R"({"name": "imported", "devices": [{"profile": "v100-pcie3x16"}],
+          "policy": {"name": "time_slicing"},
+          "workload": {"jobs": [
+            {"name": "svc-a", "kind": "inference", "model": "resnet50", "requests": {"file": ")" +
+      a.string() + R"("}},
+            {"name": "svc-b", "kind": "inference", "model": "mobilenet_v2", "requests": {"file": ")" +
+      b.string() + R"("}}]}})";
+  const fs::path cfg = write("import/run.json", config);
+  for (const auto& policy : gpumux::PolicyRegistry::instance().names()) {
+    DYNAMIC_SECTION(policy) {
+      const fs::path out = scratch() / ("import/out-" + policy);
+      o = cli_test::gpumux("run " + q(cfg) + " --set policy.name=" + policy + " --out " + q(out) +
+                           " --force -q");
+      INFO(o.output);
+      REQUIRE(o.exit_code == 0);
+      std::ifstream in(out / "summary.json");
+      const auto summary = nlohmann::json::parse(in);
+      std::map<std::string, int> arrived;
+      for (const auto& j : summary["jobs"]) {
+        arrived[j["name"].get<std::string>()] = j["requests_arrived"].get<int>();
+        CHECK((j["outcome"] == "finished" || j["outcome"] == "rejected"));
+      }
+      CHECK(arrived["svc-a"] == 12);
+      CHECK(arrived["svc-b"] == 4);
+    }
+  }
+}
+
+TEST_CASE("trace import never replaces what it did not write", "[cli][trace_import]") {
+  const fs::path src = write("import2/t.csv", "t\n1\n2\n");
+  const fs::path mine = write("import2/mine.csv", "precious\n");
+  Outcome o =
+      cli_test::gpumux("trace import " + q(src) + " -o " + q(mine) + " --time-column t --force");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("was not written by gpumux trace import") != std::string::npos);
+  CHECK(slurp(mine) == "precious\n");
+
+  const fs::path out = scratch() / "import2/out.csv";
+  fs::remove(out);
+  fs::remove(fs::path(out.string() + ".SOURCE"));
+  REQUIRE(
+      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t").exit_code ==
+      0);
+  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("pass --force") != std::string::npos);
+  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) +
+                       " --time-column t --time-origin keep " + "--decimals 1 --force");
+  INFO(o.output);
+  CHECK(o.exit_code == 0);
+  CHECK(slurp(out) == "arrival_s\n1.0\n2.0\n");
+}
+
+TEST_CASE("trace import: bad rows exit 2 naming the file and line", "[cli][trace_import]") {
+  const fs::path src = write("import3/bad.csv", "t,x\n1,a\n0.5,b\n");
+  const fs::path out = scratch() / "import3/out.csv";
+  Outcome o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find(src.string() + ": line 3: 't' goes backwards (0.5 after 1); pass --sort") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t --sort");
+  CHECK(o.exit_code == 0);
+  CHECK(slurp(out) == "arrival_s,x\n0.000000,b\n0.500000,a\n");
+  CHECK(slurp(out.string() + ".SOURCE").find("1 out of order, sorted") != std::string::npos);
+  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --preset nope");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("valid names: azure-llm-2023, azure-functions-2019") != std::string::npos);
+}
+
+TEST_CASE("trace import: the Azure Functions 2019 preset spreads per-minute counts",
+          "[cli][trace_import]") {
+  const fs::path src = write("import4/invocations_per_function_md.anon.d01.csv",
+                             "HashOwner,HashApp,HashFunction,Trigger,1,2\n"
+                             "o1,a1,f1,http,2,0\n"
+                             "o2,a2,f2,timer,0,1\n"
+                             "o3,a3,f3,http,1,1\n");
+  const fs::path out = scratch() / "import4/even.csv";
+  const Outcome o =
+      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) +
+                       " --preset azure-functions-2019 --spread even --where Trigger=http "
+                       "--force");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  // f1: 2 calls in minute 1 at 15 s and 45 s; f3: one in minute 1 (30 s) and one in 2 (90 s).
+  CHECK(slurp(out) ==
+        "arrival_s,HashOwner,HashApp,HashFunction,Trigger\n"
+        "15.000000,o1,a1,f1,http\n30.000000,o3,a3,f3,http\n45.000000,o1,a1,f1,http\n"
+        "90.000000,o3,a3,f3,http\n");
+  CHECK(slurp(out.string() + ".SOURCE").find("Serverless in the Wild") != std::string::npos);
+}
+
+TEST_CASE("gpumux --version, and list without an argument", "[cli]") {
+  Outcome o = cli_test::gpumux("--version");
+  CHECK(o.exit_code == 0);
+  CHECK(o.output.rfind("gpumux ", 0) == 0);
+  CHECK(o.output.find("(git ") != std::string::npos);
+  CHECK(o.output.find("CUDA ") != std::string::npos);
+  o = cli_test::gpumux("list");
+  CHECK(o.exit_code == 0);
+  for (const char* c : {"policies", "platforms", "models", "devices", "generators", "tuners"}) {
+    CHECK(o.output.find(c) != std::string::npos);
+  }
+}
