@@ -10,6 +10,10 @@
 
 #include "gpumux/trace_import.hpp"
 
+namespace gpumux {
+struct ExperimentConfig;
+}
+
 namespace gpumux::cli {
 
 struct RunArgs {
@@ -19,9 +23,14 @@ struct RunArgs {
   bool out_given = false;  ///< --out was on the command line (an empty value is an error)
   bool force = false;      ///< replace an earlier gpumux result in the results folder
   bool quiet = false;
+  bool strict = false;  ///< arrival warnings (arrival_check.hpp) are errors, exit 2
 };
 int run_command(const RunArgs& args);
-int validate_command(const std::string& config, const std::vector<std::string>& overrides);
+/// Prints the arrival report of `config` to stderr (the per-service lines unless `quiet`, the
+/// warnings always); under `strict` a warning throws UsageError (exit 2) before the run.
+void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict);
+int validate_command(const std::string& config, const std::vector<std::string>& overrides,
+                     bool strict = false);
 /// `what` empty: the categories, one per line with what each lists.
 int list_command(const std::string& what, bool params = false);
 /// The --version text: version, git revision, build type, whether CUDA was built.

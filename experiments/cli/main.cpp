@@ -51,6 +51,8 @@ int run_cli(int argc, char** argv) {
   run->add_flag("--force", run_args.force,
                 "Replace an earlier gpumux result in the results folder (never other files)");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing on success");
+  run->add_flag("--strict", run_args.strict,
+                "Arrival warnings (requests after the horizon, a likely unit mistake) are errors");
 
   std::string validate_config;
   std::vector<std::string> validate_overrides;
@@ -58,6 +60,8 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("validate", "Check a config (and its workload) without running");
   validate->add_option("config", validate_config, "Experiment config (JSON)")->required();
   validate->add_option("--set", validate_overrides, "Override a config key: a.b.c=value");
+  bool validate_strict = false;
+  validate->add_flag("--strict", validate_strict, "Arrival warnings are errors");
 
   std::string list_what;
   bool list_params = false;
@@ -164,7 +168,7 @@ int run_cli(int argc, char** argv) {
   run_args.out_given = run->count("--out") > 0;
   try {
     if (*run) return run_command(run_args);
-    if (*validate) return validate_command(validate_config, validate_overrides);
+    if (*validate) return validate_command(validate_config, validate_overrides, validate_strict);
     if (*list) return list_command(list_what, list_params);
     if (*sweep) return sweep_command(sweep_args);
     if (*calibrate) return calibrate_command(cal_args);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "gpumux/arrival_check.hpp"
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/config.hpp"
 #include "gpumux/device_profile.hpp"
@@ -27,9 +28,23 @@ fs::path repo_root() {
   return find_repo_root(fs::current_path());
 }
 
+void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
+  const ArrivalReport report = check_arrivals(config);
+  if (!quiet) {
+    for (const auto& s : report.services) std::cerr << "gpumux: " << describe(s) << "\n";
+  }
+  for (const auto& w : report.warnings)
+    std::cerr << "warning: " << config.file << ": " << w << "\n";
+  if (strict && !report.warnings.empty()) {
+    throw UsageError(config.file + ": " + std::to_string(report.warnings.size()) +
+                     " arrival warning(s) above, errors under --strict");
+  }
+}
+
 int run_command(const RunArgs& args) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(args.config, args.overrides, root);
+  report_arrivals(config, args.quiet, args.strict);
   if (args.out_given && args.out_dir.empty()) throw UsageError("--out: must not be empty");
   if (!args.out_dir.empty()) {
     config.out_dir = fs::absolute(args.out_dir).string();
@@ -53,9 +68,11 @@ int run_command(const RunArgs& args) {
   return 0;
 }
 
-int validate_command(const std::string& config_file, const std::vector<std::string>& overrides) {
+int validate_command(const std::string& config_file, const std::vector<std::string>& overrides,
+                     bool strict) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(config_file, overrides, root);
+  report_arrivals(config, /*quiet=*/false, strict);
   check_registered_names(config);
   check_result_path(result_dir_of(config, root), root, config.out_dir_origin);
   std::cout << "ok: " << config_file << ": " << config.jobs.size() << " jobs, policy "

@@ -178,3 +178,55 @@ TEST_CASE("gpumux --version, and list without an argument", "[cli]") {
     CHECK(o.output.find(c) != std::string::npos);
   }
 }
+
+TEST_CASE("a request trace given as a job file or arrival CSV says how to import it",
+          "[cli][trace_import]") {
+  const fs::path jl = write("hint/requests.jsonl", jsonl_trace());
+  std::string config = R"({"name": "hint", "devices": [{"profile": "v100-pcie3x16"}],
+      "policy": {"name": "time_slicing"}, "workload": {"files": [")" +
+                       jl.string() + R"("]}})";
+  Outcome o = cli_test::gpumux("validate " + q(write("hint/files.json", config)));
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("looks like a request trace") != std::string::npos);
+  CHECK(o.output.find("gpumux trace import") != std::string::npos);
+  config = R"({"name": "hint", "devices": [{"profile": "v100-pcie3x16"}],
+      "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "s", "kind":
+      "inference", "model": "resnet50", "requests": {"file": ")" +
+           jl.string() + R"("}}]}})";
+  o = cli_test::gpumux("validate " + q(write("hint/replay.json", config)));
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("looks like a request trace in JSONL") != std::string::npos);
+  CHECK(o.output.find("--time-column timestamp") != std::string::npos);
+}
+
+TEST_CASE("milliseconds under arrival_s: the run warns, --strict refuses", "[cli][trace_import]") {
+  // 12 requests 250 ms apart, written in ms: 0..2750 "s" for a 2.5 s horizon.
+  std::string csv = "arrival_s\n";
+  for (int k = 0; k < 12; ++k) csv += std::to_string(250 * k) + "\n";
+  const fs::path trace = write("ms/ms.csv", csv);
+  const std::string config =
+      R"({"name": "ms", "devices": [{"profile": "v100-pcie3x16"}], "horizon_s": 2.5,
+          "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "svc-ms", "kind":
+          "inference", "model": "resnet50", "requests": {"file": ")" +
+      trace.string() + R"("}}]}})";
+  const fs::path cfg = write("ms/ms.json", config);
+  const fs::path out = scratch() / "ms/out";
+  Outcome o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force");
+  INFO(o.output);
+  CHECK(o.exit_code == 0);
+  CHECK(o.output.find("gpumux: service 'svc-ms': 12 requests, 0.000-2750.000 s") !=
+        std::string::npos);
+  CHECK(o.output.find("warning: " + cfg.string() +
+                      ": service 'svc-ms': 11 of 12 requests arrive after the horizon "
+                      "(requests span 0.000-2750.000 s, horizon_s 2.500 s)") != std::string::npos);
+  CHECK(o.output.find("more than 1000 x the horizon (2.500 s): are the times in milliseconds?") !=
+        std::string::npos);
+  o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force --strict");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("2 arrival warning(s) above, errors under --strict") != std::string::npos);
+  o = cli_test::gpumux("validate " + q(cfg) + " --strict");
+  CHECK(o.exit_code == 2);
+  o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force --set horizon_s=3000 -q");
+  CHECK(o.exit_code == 0);
+  CHECK(o.output.find("warning") == std::string::npos);
+}
