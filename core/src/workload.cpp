@@ -12,6 +12,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
+#include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -71,11 +72,6 @@ double seconds_value(JsonReader& r, const std::string& key, double v) {
   return v;
 }
 
-std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& root) {
-  if (p.is_absolute() || root.empty()) return p;
-  return root / p;
-}
-
 std::vector<TimeNs> read_request_array(JsonReader& r, const nlohmann::json& a, TimeNs arrival) {
   std::vector<TimeNs> out;
   out.reserve(a.size());
@@ -116,7 +112,7 @@ std::vector<TimeNs> read_request_file(JsonReader& r, double arrival_s,
   q.finish();
   std::vector<double> rel;
   try {
-    rel = load_arrivals_csv(resolve(file, repo_root));
+    rel = load_arrivals_csv(resolve_input_path(file, r.file(), repo_root).path);
   } catch (const InputError& e) {
     q.fail("file", e.what());
   }

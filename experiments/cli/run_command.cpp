@@ -29,6 +29,7 @@ fs::path repo_root() {
 }
 
 void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
+  for (const auto& w : config.warnings) std::cerr << "warning: " << w << "\n";
   const ArrivalReport report = check_arrivals(config);
   if (!quiet) {
     for (const auto& s : report.services) std::cerr << "gpumux: " << describe(s) << "\n";

@@ -230,3 +230,21 @@ TEST_CASE("milliseconds under arrival_s: the run warns, --strict refuses", "[cli
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("warning") == std::string::npos);
 }
+
+TEST_CASE("relative paths in a config resolve against its folder", "[cli][config]") {
+  // Run from the repository root; the config, its job file and the job file's arrival CSV sit
+  // together in another folder and name each other relatively.
+  write("paths/sub/arr.csv", "arrival_s\n0.1\n0.2\n");
+  write(
+      "paths/sub/jobs.jsonl",
+      R"({"name": "svc", "kind": "inference", "model": "resnet50", "requests": {"file": "arr.csv"}})"
+      "\n");
+  const fs::path cfg = write("paths/sub/c.json",
+                             R"({"name": "paths", "devices": [{"profile": "v100-pcie3x16"}],
+      "policy": {"name": "time_slicing"}, "workload": {"files": ["jobs.jsonl"]}})");
+  const Outcome o = cli_test::gpumux("validate " + q(cfg));
+  INFO(o.output);
+  CHECK(o.exit_code == 0);
+  CHECK(o.output.find("service 'svc': 2 requests, 0.100-0.200 s") != std::string::npos);
+  CHECK(o.output.find("warning") == std::string::npos);
+}
