@@ -203,27 +203,36 @@ std::optional<std::string> cell_text(const nlohmann::json& v) {
 }
 
 Table parse_jsonl(std::string_view text, const std::string& file) {
-  std::vector<std::pair<std::size_t, nlohmann::json>> objects;
-  std::set<std::string> keys;
+  // Cells are taken out of each object as it is parsed (a parsed object costs several times its
+  // text); columns are numbered as keys first appear, then put in name order at the end.
+  std::map<std::string, std::size_t> id_of;
+  Table t;
   for_each_line(text, [&](std::string_view line, std::size_t n) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) return;
-    nlohmann::json j = parse_json_text(line, file, line_of(n), InputKind::Trace);
+    const nlohmann::json j = parse_json_text(line, file, line_of(n), InputKind::Trace);
     if (!j.is_object()) {
       throw TraceError(file, line_of(n),
                        std::string("expected one JSON object per line, got ") + j.type_name());
     }
-    for (const auto& item : j.items()) keys.insert(item.key());
-    objects.emplace_back(n, std::move(j));
-  });
-  Table t;
-  t.columns.assign(keys.begin(), keys.end());
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < t.columns.size(); ++i) index[t.columns[i]] = i;
-  t.rows.reserve(objects.size());
-  for (auto& [n, j] : objects) {
-    Table::Row row{n, std::vector<std::optional<std::string>>(t.columns.size())};
-    for (const auto& item : j.items()) row.cells[index[item.key()]] = cell_text(item.value());
+    Table::Row row{n, std::vector<std::optional<std::string>>(id_of.size())};
+    for (const auto& item : j.items()) {
+      const auto it = id_of.emplace(item.key(), id_of.size()).first;
+      if (it->second >= row.cells.size()) row.cells.resize(it->second + 1);
+      row.cells[it->second] = cell_text(item.value());
+    }
     t.rows.push_back(std::move(row));
+  });
+  std::vector<std::size_t> order;  // output column -> id; id_of iterates in name order
+  for (const auto& [name, id] : id_of) {
+    t.columns.push_back(name);
+    order.push_back(id);
+  }
+  for (Table::Row& row : t.rows) {
+    std::vector<std::optional<std::string>> cells(order.size());
+    for (std::size_t c = 0; c < order.size(); ++c) {
+      if (order[c] < row.cells.size()) cells[c] = std::move(row.cells[order[c]]);
+    }
+    row.cells = std::move(cells);
   }
   return t;
 }
