@@ -238,22 +238,34 @@ Result convert(const Table& table, const Options& o, const std::string& file) {
   std::vector<Timed> timed;
   timed.reserve(table.rows.size());
   const std::string* previous = nullptr;  // the last selected row's time text
+  std::int64_t gap_sum = 0;               // with o.gaps: the arrival so far
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const Table::Row& row = table.rows[r];
     const bool selected = std::all_of(where.begin(), where.end(), [&](const auto& w) {
       return row.cells[w.first] && *row.cells[w.first] == w.second;
     });
     if (!selected) continue;
-    const std::string where_at = "line " + std::to_string(row.line);
+    const std::string where_at = row_place(table, row);
     const auto& cell = row.cells[time_col];
     if (!cell || trim(*cell).empty()) {
       throw TraceError(file, where_at, "'" + printable(o.time_column) + "' is empty");
     }
-    const auto ns = parse_time_ns(*cell, o.unit);
+    auto ns = parse_time_ns(*cell, o.unit);
     if (!ns) {
       throw TraceError(file, where_at,
                        "'" + printable(o.time_column) + "': expected " + unit_name(o.unit) +
                            ", got '" + printable(*cell) + "'");
+    }
+    if (o.gaps) {
+      // Inter-arrival gaps: the arrival is the running sum, exact in integer ns.
+      if (*ns < 0 || __builtin_add_overflow(gap_sum, *ns, &gap_sum)) {
+        throw TraceError(file, where_at,
+                         "'" + printable(o.time_column) +
+                             "': a gap must be >= 0 and the sum "
+                             "finite, got '" +
+                             printable(*cell) + "'");
+      }
+      ns = gap_sum;
     }
     if (!timed.empty() && *ns < timed.back().ns) {
       ++res.out_of_order;
@@ -287,13 +299,13 @@ Result convert(const Table& table, const Options& o, const std::string& file) {
     std::int64_t rel = 0;
     if (__builtin_sub_overflow(t.ns, base, &rel) || rel > kMaxOutputNs) {
       throw TraceError(
-          file, "line " + std::to_string(row.line),
+          file, row_place(table, row),
           "arrival at " + ns_text(t.ns) + " s is beyond the replay limit of 1e9 s" +
               (o.origin == Origin::Keep ? "; for absolute (epoch) times use --time-origin first"
                                         : ""));
     }
     if (rel < 0) {
-      throw TraceError(file, "line " + std::to_string(row.line),
+      throw TraceError(file, row_place(table, row),
                        "arrival at " + ns_text(t.ns) +
                            " s is negative; use --time-origin first to start at the first row");
     }

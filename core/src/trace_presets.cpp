@@ -70,6 +70,22 @@ std::vector<Preset> make_presets() {
     p.minute_counts = true;
     out.push_back(std::move(p));
   }
+  {
+    Preset p;
+    p.name = "orion-gaps";
+    p.summary =
+        "Orion's request inter-arrival gaps (artifact_evaluation/fig10/inter_arrival_times.json, "
+        "a JSON list of seconds): cumulative sums; as traces/arrivals/orion_inter_arrival.csv";
+    p.licence =
+        "MIT, Copyright (c) 2023 - present ETH Zurich (github.com/eth-easl/orion, LICENSE); cite "
+        "Strati et al., Orion, EuroSys 2024";
+    p.format = Format::Json;
+    p.options.time_column = "value";
+    p.options.unit = TimeUnit::S;
+    p.options.gaps = true;
+    p.options.origin = Origin::Keep;  // the first arrival is the first gap, not 0
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
@@ -96,6 +112,7 @@ Table expand_minute_counts(const Table& table, std::uint64_t seed, Spread spread
                            const std::string& file) {
   std::vector<std::pair<std::size_t, unsigned>> minutes;  // column, minute
   Table out;
+  out.json_elements = table.json_elements;
   out.columns.emplace_back("arrival_ns");
   std::vector<std::size_t> ids;
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
@@ -119,12 +136,12 @@ Table expand_minute_counts(const Table& table, std::uint64_t seed, Spread spread
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
       if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
         throw TraceError(
-            file, "line " + std::to_string(row.line),
+            file, row_place(table, row),
             "column " + table.columns[c] + ": expected a count, got '" + printable(text) + "'");
       }
       total += count;
       if (total > kMaxInvocations) {
-        throw TraceError(file, "line " + std::to_string(row.line),
+        throw TraceError(file, row_place(table, row),
                          "more than 100 million invocations; select functions with --where "
                          "(e.g. --where HashApp=<hash>)");
       }

@@ -68,7 +68,8 @@ struct TraceImportArgs {
   std::optional<trace_import::TimeUnit> unit;
   std::optional<trace_import::Origin> origin;
   bool sort = false;
-  std::string keep;  ///< comma-separated columns to keep ("" = all, or the preset's)
+  bool gaps = false;  ///< the time column holds inter-arrival gaps
+  std::string keep;   ///< comma-separated columns to keep ("" = all, or the preset's)
   bool no_extra = false;
   std::vector<std::string> rename;  ///< FROM=TO
   std::vector<std::string> where;   ///< COLUMN=VALUE

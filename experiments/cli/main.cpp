@@ -18,9 +18,10 @@ struct TraceWords {
 void map_trace_words(const TraceWords& w, gpumux::cli::TraceImportArgs& a) {
   namespace ti = gpumux::trace_import;
   if (!w.format.empty()) {
-    a.format = w.format == "csv"   ? ti::Format::Csv
-               : w.format == "tsv" ? ti::Format::Tsv
-                                   : ti::Format::Jsonl;
+    a.format = w.format == "csv"     ? ti::Format::Csv
+               : w.format == "tsv"   ? ti::Format::Tsv
+               : w.format == "jsonl" ? ti::Format::Jsonl
+                                     : ti::Format::Json;
   }
   if (!w.unit.empty()) {
     a.unit = w.unit == "s"    ? ti::TimeUnit::S
@@ -111,9 +112,12 @@ int run_cli(int argc, char** argv) {
   import->add_option("-o,--out", trace_args.out, "Arrival CSV to write (and OUT.SOURCE)")
       ->required();
   import->add_option("--preset", trace_args.preset,
-                     "Defaults for a public trace: azure-llm-2023 | azure-functions-2019");
-  import->add_option("--format", trace_words.format, "csv | tsv | jsonl (default: by extension)")
-      ->check(CLI::IsMember({"csv", "tsv", "jsonl"}));
+                     "Defaults for a public trace: azure-llm-2023 | azure-functions-2019 | "
+                     "orion-gaps");
+  import
+      ->add_option("--format", trace_words.format,
+                   "csv | tsv | jsonl | json (one array) (default: by extension and content)")
+      ->check(CLI::IsMember({"csv", "tsv", "jsonl", "json"}));
   import->add_option("--time-column", trace_args.time_column, "Column (or JSON key) of the time");
   import
       ->add_option("--time-unit", trace_words.unit,
@@ -124,6 +128,8 @@ int run_cli(int argc, char** argv) {
                    "first: start at 0 from the earliest row (default; for epochs) | keep: the "
                    "values are offsets already")
       ->check(CLI::IsMember({"first", "keep"}));
+  import->add_flag("--gaps", trace_args.gaps,
+                   "The time column holds inter-arrival gaps: arrivals are their running sums");
   import->add_flag("--sort", trace_args.sort,
                    "Sort rows by time (stable); without it an unsorted file is refused");
   import->add_option("--keep", trace_args.keep,

@@ -145,6 +145,7 @@ int trace_import_command(const TraceImportArgs& a) {
   if (a.unit) o.unit = *a.unit;
   if (a.origin) o.origin = *a.origin;
   if (a.sort) o.sort = true;
+  if (a.gaps) o.gaps = true;
   if (a.decimals) o.decimals = *a.decimals;
   if (a.no_extra) o.keep = std::vector<std::string>{};
   if (!a.keep.empty()) o.keep = split_commas(a.keep);

@@ -141,7 +141,8 @@ TEST_CASE("trace import: bad rows exit 2 naming the file and line", "[cli][trace
   CHECK(slurp(out.string() + ".SOURCE").find("1 out of order, sorted") != std::string::npos);
   o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --preset nope");
   CHECK(o.exit_code == 2);
-  CHECK(o.output.find("valid names: azure-llm-2023, azure-functions-2019") != std::string::npos);
+  CHECK(o.output.find("valid names: azure-llm-2023, azure-functions-2019, orion-gaps") !=
+        std::string::npos);
 }
 
 TEST_CASE("trace import: the Azure Functions 2019 preset spreads per-minute counts",
@@ -247,4 +248,15 @@ TEST_CASE("relative paths in a config resolve against its folder", "[cli][config
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("service 'svc': 2 requests, 0.100-0.200 s") != std::string::npos);
   CHECK(o.output.find("warning") == std::string::npos);
+}
+
+TEST_CASE("trace import: the Orion preset sums a JSON list of gaps", "[cli][trace_import]") {
+  const fs::path src = write("import5/inter_arrival_times.json", "[0.031, 0.012, 0.073]\n");
+  const fs::path out = scratch() / "import5/orion.csv";
+  const Outcome o =
+      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --preset orion-gaps --force");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(slurp(out) == "arrival_s\n0.031000\n0.043000\n0.116000\n");
+  CHECK(slurp(out.string() + ".SOURCE").find("licence: MIT") != std::string::npos);
 }

@@ -195,7 +195,7 @@ TEST_CASE("presets name their licence and time column", "[trace_import]") {
   CHECK(find_preset("azure-llm-2023")->options.unit == TimeUnit::Datetime);
   CHECK(find_preset("azure-functions-2019")->minute_counts);
   CHECK(find_preset("nope") == nullptr);
-  for (const Preset& p : presets()) CHECK(p.licence.find("CC-BY-4.0") != std::string::npos);
+  for (const Preset& p : presets()) CHECK_FALSE(p.licence.empty());
   // The Azure LLM 2023 preset on three rows in its source's format (100 ns resolution).
   const Preset& p = *find_preset("azure-llm-2023");
   const std::string src =
@@ -206,4 +206,23 @@ TEST_CASE("presets name their licence and time column", "[trace_import]") {
   CHECK(convert(parse_table(src, p.format, "in"), p.options, "in").csv ==
         "arrival_s,context_tokens,generated_tokens\n0.000000,4808,10\n0.052006,3180,8\n"
         "0.052006,110,27\n");
+}
+
+TEST_CASE("a JSON array of gaps becomes cumulative arrivals (the Orion preset)", "[trace_import]") {
+  const Preset& p = *find_preset("orion-gaps");
+  // The first four gaps of Orion's inter_arrival_times.json: arrivals at their running sums.
+  const std::string src = "[0.031, 0.012, 0.073, 0.013]";
+  CHECK(detect_format("inter_arrival_times.json", src) == Format::Json);
+  const Table t = parse_table(src, p.format, "in");
+  CHECK(t.columns == std::vector<std::string>{"value"});
+  CHECK(convert(t, p.options, "in").csv == "arrival_s\n0.031000\n0.043000\n0.116000\n0.129000\n");
+  CHECK_THROWS_WITH(convert(parse_table("[0.5, -0.1]", Format::Json, "in"), p.options, "in"),
+                    "in: [1]: 'value': a gap must be >= 0 and the sum finite, got '-0.1'");
+  const Table objects = parse_table("[{\"t\": 2, \"a\": \"x\"}, {\"t\": 3}]", Format::Json, "in");
+  CHECK(objects.columns == std::vector<std::string>{"a", "t"});
+  CHECK_FALSE(objects.rows[1].cells[0]);
+  CHECK_THROWS_WITH(parse_table("[1, [2]]", Format::Json, "in"),
+                    "in: [1]: expected a number or string like [0]");
+  CHECK_THROWS_WITH(parse_table("{\"a\": 1}", Format::Json, "in"),
+                    "in: line 1: expected a JSON array, got object");
 }

@@ -18,7 +18,7 @@
 
 namespace gpumux::trace_import {
 
-enum class Format : std::uint8_t { Auto, Csv, Tsv, Jsonl };
+enum class Format : std::uint8_t { Auto, Csv, Tsv, Jsonl, Json };
 /// How the time column is written: a number in one of four units, or a calendar date and time
 /// ("2023-11-16 18:17:03.9799600", UTC assumed, fraction up to 9 digits).
 enum class TimeUnit : std::uint8_t { S, Ms, Us, Ns, Datetime };
@@ -31,27 +31,38 @@ enum class Origin : std::uint8_t { First, Keep };
 struct Table {
   std::vector<std::string> columns;
   struct Row {
-    std::size_t line = 0;  ///< 1-based line of the row's first character, for messages
+    /// 1-based line of the row's first character (JSON arrays: element index + 1)
+    std::size_t line = 0;
     std::vector<std::optional<std::string>> cells;
   };
   std::vector<Row> rows;
+  bool json_elements = false;  ///< rows are elements of one JSON array (messages name "[i]")
 };
 
-/// The format of `path`: by extension (.csv, .tsv/.tab, .jsonl/.ndjson/.json), else by the
-/// first non-blank character of `text` ('{' is JSONL, a tab in the first line TSV, else CSV).
+/// Where `row` is, for messages: "line N", or "[i]" for a JSON array's element.
+[[nodiscard]] std::string row_place(const Table& table, const Table::Row& row);
+
+/// The format of `path`: by extension (.csv, .tsv/.tab, .jsonl/.ndjson), else by the first
+/// non-blank character of `text` ('[' is JSON, '{' JSONL, a tab in the first line TSV, else
+/// CSV); a .json file is JSON when it begins with '[', else JSONL.
 [[nodiscard]] Format detect_format(const std::filesystem::path& path, std::string_view text);
 
 /// Parses CSV (RFC 4180: quoted fields, "" inside quotes, quoted line breaks), TSV (tab
 /// separated, no quoting) or JSONL (one object per line; the columns are the union of the keys,
-/// sorted). A UTF-8 byte-order mark and \r\n line ends are accepted, blank lines skipped.
+/// sorted) or JSON (one array: of objects, read as JSONL lines, or of scalars, one column named
+/// `value`; every row's line is 1). A UTF-8 byte-order mark and \r\n line ends are accepted,
+/// blank lines skipped.
 [[nodiscard]] Table parse_table(std::string_view text, Format format, const std::string& file);
 
 struct Options {
   std::string time_column;  ///< required
   TimeUnit unit = TimeUnit::S;
   Origin origin = Origin::First;
-  bool sort =
-      false;  ///< sort rows by time (stable); otherwise a row earlier than the last is an error
+  /// Sort rows by time (stable); otherwise a row earlier than the one before is an error.
+  bool sort = false;
+  /// The time column holds inter-arrival gaps (>= 0): row i arrives at the sum of the gaps of
+  /// rows 0..i, so the first at its own gap (before the origin is applied).
+  bool gaps = false;
   /// Columns to keep after arrival_s, in this order; nullopt = every other column, in order.
   std::optional<std::vector<std::string>> keep;
   std::vector<std::pair<std::string, std::string>> rename;  ///< source name -> output name
