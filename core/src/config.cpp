@@ -14,6 +14,7 @@
 #include "cluster_config.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
+#include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
 #include "gpumux/result_dir.hpp"
@@ -134,6 +135,41 @@ JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const 
     a.fail("start_s", "requests start before the service's arrival_s");
   }
   return job;
+}
+
+// Deprecation warnings for the relative paths of the config that were found only relative to
+// the repository root (input_path.hpp); paths inside job files are not walked.
+std::vector<std::string> path_warnings(const nlohmann::json& doc, const std::string& file,
+                                       const std::filesystem::path& repo_root) {
+  std::vector<std::string> out;
+  auto check = [&](const nlohmann::json* v, const std::string& key) {
+    if (v == nullptr || !v->is_string()) return;
+    std::string w = repo_root_fallback_warning(v->get<std::string>(), file, key, repo_root);
+    if (!w.empty()) out.push_back(std::move(w));
+  };
+  auto at = [](const nlohmann::json& j, const char* key) -> const nlohmann::json* {
+    return j.is_object() && j.contains(key) ? &j[key] : nullptr;
+  };
+  const nlohmann::json* w = at(doc, "workload");
+  if (w == nullptr) return out;
+  if (const auto* files = at(*w, "files"); files && files->is_array()) {
+    for (std::size_t i = 0; i < files->size(); ++i) {
+      check(&(*files)[i], index_path("workload.files", i));
+    }
+  }
+  for (const char* list : {"jobs", "services"}) {
+    const auto* items = at(*w, list);
+    if (items == nullptr || !items->is_array()) continue;
+    for (std::size_t i = 0; i < items->size(); ++i) {
+      const auto& item = (*items)[i];
+      const std::string path = index_path(std::string("workload.") + list, i);
+      check(at(item, "dynamic"), path + ".dynamic");
+      for (const char* holder : {"requests", "arrivals"}) {
+        if (const auto* h = at(item, holder)) check(at(*h, "file"), path + "." + holder + ".file");
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -289,14 +325,19 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
         const std::string key = index_path("files", i);
         if (!f.is_string()) w.fail(key, std::string("expected a string, got ") + f.type_name());
         const std::filesystem::path rel = f.get<std::string>();
-        const std::filesystem::path full = rel.is_absolute() ? rel : repo_root / rel;
+        const ResolvedInput found = resolve_input_path(rel, file, repo_root);
+        const std::filesystem::path& full = found.path;
         std::error_code ec;
         if (!std::filesystem::is_regular_file(full, ec)) {
           w.fail(key, "cannot open '" + full.string() + "'");
         }
-        for (JobSpec& job : load_jobs_jsonl(rel, repo_root)) {
+        // Named as the config names it when found in the repository (as before); otherwise as
+        // found, so that the paths its lines name resolve against its own folder.
+        const std::string shown = found.via_repo_root ? rel.string() : full.string();
+        const std::string text = read_input_file(full, shown, kMaxTraceBytes, InputKind::Trace);
+        for (JobSpec& job : parse_jobs_jsonl_text(text, shown, repo_root)) {
           cfg.jobs.push_back(std::move(job));
-          origins.push_back(Origin{rel.string(), "", full});
+          origins.push_back(Origin{shown, "", full});
         }
       }
     }
@@ -367,6 +408,7 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   std::stable_sort(cfg.jobs.begin(), cfg.jobs.end(),
                    [](const JobSpec& a, const JobSpec& b) { return a.arrival_ns < b.arrival_ns; });
   validate_jobs(cfg.jobs, file);
+  cfg.warnings = path_warnings(doc, file, repo_root);
   cfg.resolved = std::move(doc);
   return cfg;
 }

@@ -8,6 +8,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
+#include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
 
@@ -171,7 +172,7 @@ std::shared_ptr<RequestVariability> parse_request_variability(
   }
   const std::filesystem::path rel = value.get<std::string>();
   if (rel.empty()) throw ConfigError(file, key_path, "must not be empty");
-  const std::filesystem::path full = rel.is_absolute() ? rel : repo_root / rel;
+  const std::filesystem::path full = resolve_input_path(rel, file, repo_root).path;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(full, ec)) {
     throw ConfigError(file, key_path, "cannot open '" + full.string() + "'");

@@ -12,6 +12,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
+#include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -71,11 +72,6 @@ double seconds_value(JsonReader& r, const std::string& key, double v) {
   return v;
 }
 
-std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& root) {
-  if (p.is_absolute() || root.empty()) return p;
-  return root / p;
-}
-
 std::vector<TimeNs> read_request_array(JsonReader& r, const nlohmann::json& a, TimeNs arrival) {
   std::vector<TimeNs> out;
   out.reserve(a.size());
@@ -116,7 +112,7 @@ std::vector<TimeNs> read_request_file(JsonReader& r, double arrival_s,
   q.finish();
   std::vector<double> rel;
   try {
-    rel = load_arrivals_csv(resolve(file, repo_root));
+    rel = load_arrivals_csv(resolve_input_path(file, r.file(), repo_root).path);
   } catch (const InputError& e) {
     q.fail("file", e.what());
   }
@@ -167,6 +163,29 @@ JobSpec parse_job_fields(const nlohmann::json& j, const std::string& file,
   }
   r.finish();
   return job;
+}
+
+// The keys of a JSON object, comma-separated (for messages).
+std::string key_list(const nlohmann::json& j) {
+  std::string out;
+  for (const auto& item : j.items()) out += (out.empty() ? "" : ", ") + printable(item.key());
+  return out;
+}
+
+// A key that holds a request's time, to suggest as --time-column ("" when none stands out).
+std::string time_key_of(const nlohmann::json& j) {
+  for (const char* k : {"timestamp", "arrival_time", "arrival", "time", "ts", "TIMESTAMP"}) {
+    if (j.contains(k)) return k;
+  }
+  return "";
+}
+
+// The advice for a request trace met where gpumux expects a job file or an arrival CSV.
+std::string import_advice(const std::string& file, const std::string& time_key) {
+  return "convert it with `gpumux trace import " + file + " --out <name>.csv --time-column " +
+         (time_key.empty() ? std::string("<key>") : time_key) +
+         " --time-unit <s|ms|us|ns>` and replay the CSV from an inference service "
+         "(requests.file; traces/importing.md)";
 }
 
 }  // namespace
@@ -233,6 +252,13 @@ std::vector<JobSpec> parse_jobs_jsonl_text(std::string_view text, const std::str
     if (first == std::string::npos || line[first] == '#') continue;
     const std::string where = "line " + std::to_string(line_no);
     const nlohmann::json j = parse_json_text(line, name, where, InputKind::Trace);
+    // One request per line (no name, no kind) is a request trace, not a job file.
+    if (j.is_object() && !j.contains("name") && !j.contains("kind")) {
+      throw TraceError(name, where,
+                       "this looks like a request trace (one request per line, keys " +
+                           key_list(j) + "), not a job file (a job has name, kind and model); " +
+                           import_advice(name, time_key_of(j)));
+    }
     JobSpec job = parse_job(j, name, where, repo_root);
     if (!jobs.empty() && job.arrival_ns < jobs.back().arrival_ns) {
       throw TraceError(name, where + ": arrival_s",
@@ -268,17 +294,47 @@ std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::st
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     return line;
   };
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") begin = 3;  // a UTF-8 byte-order mark
   const auto header = next_line();
   if (!header) throw TraceError(name, "line 1", "empty file (expected a header)");
-  if (header->substr(0, header->find(',')) != "arrival_s") {
-    throw TraceError(name, "line 1", "the header must begin with arrival_s");
+  // The arrival_s column: the first by convention, found by name wherever it is.
+  std::vector<std::string_view> columns;
+  for (std::size_t b = 0;;) {
+    const auto comma = header->find(',', b);
+    columns.push_back(header->substr(b, comma == std::string_view::npos ? comma : comma - b));
+    if (comma == std::string_view::npos) break;
+    b = comma + 1;
+  }
+  const auto column = static_cast<std::size_t>(
+      std::find(columns.begin(), columns.end(), "arrival_s") - columns.begin());
+  if (column == columns.size()) {
+    if (!header->empty() && header->front() == '{') {
+      const auto first = parse_json_if_json(*header, name, "line 1", InputKind::Trace);
+      throw TraceError(name, "line 1",
+                       "this looks like a request trace in JSONL, not an arrival CSV; " +
+                           import_advice(name, first && first->is_object() ? time_key_of(*first)
+                                                                           : std::string()));
+    }
+    throw TraceError(name, "line 1",
+                     "no arrival_s column in the header '" + printable(*header) +
+                         "' (an arrival CSV gives arrival_s in seconds); " +
+                         import_advice(name, ""));
   }
   std::vector<double> out;
   std::size_t line_no = 1;
   while (const auto line = next_line()) {
     ++line_no;
     if (line->find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string_view field = line->substr(0, line->find(','));
+    std::string_view field = *line;
+    for (std::size_t c = 0; c < column; ++c) {
+      const auto comma = field.find(',');
+      if (comma == std::string_view::npos) {
+        throw TraceError(name, "line " + std::to_string(line_no),
+                         "arrival_s: the row ends before column " + std::to_string(column + 1));
+      }
+      field.remove_prefix(comma + 1);
+    }
+    field = field.substr(0, field.find(','));
     double v = 0;
     const char* b = field.data();
     const char* e = b + field.size();
@@ -289,7 +345,8 @@ std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::st
                        "arrival_s: expected a number, got '" + printable(field) + "'");
     }
     if (v < 0 || v > kMaxSeconds) {
-      throw TraceError(name, "line " + std::to_string(line_no), "arrival_s: out of range");
+      throw TraceError(name, "line " + std::to_string(line_no),
+                       "arrival_s: " + seconds_text(v) + " is out of range [0, 1e9] s");
     }
     if (!out.empty() && v < out.back()) {
       throw TraceError(name, "line " + std::to_string(line_no),

@@ -2,9 +2,17 @@
 // that main() maps to exit codes (2: bad input, 1: failure at run time).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "gpumux/trace_import.hpp"
+
+namespace gpumux {
+struct ExperimentConfig;
+}
 
 namespace gpumux::cli {
 
@@ -15,10 +23,18 @@ struct RunArgs {
   bool out_given = false;  ///< --out was on the command line (an empty value is an error)
   bool force = false;      ///< replace an earlier gpumux result in the results folder
   bool quiet = false;
+  bool strict = false;  ///< arrival warnings (arrival_check.hpp) are errors, exit 2
 };
 int run_command(const RunArgs& args);
-int validate_command(const std::string& config, const std::vector<std::string>& overrides);
+/// Prints the arrival report of `config` to stderr (the per-service lines unless `quiet`, the
+/// warnings always); under `strict` a warning throws UsageError (exit 2) before the run.
+void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict);
+int validate_command(const std::string& config, const std::vector<std::string>& overrides,
+                     bool strict = false);
+/// `what` empty: the categories, one per line with what each lists.
 int list_command(const std::string& what, bool params = false);
+/// The --version text: version, git revision, build type, whether CUDA was built.
+[[nodiscard]] std::string version_text();
 
 struct SweepArgs {
   std::string sweep;
@@ -42,6 +58,32 @@ int calibrate_command(const CalibrateArgs& args);
 /// Refuses (UsageError) an --out that exists and is not a profile gpumux calibrate wrote, or is
 /// one and `force` is not given. Runs before any GPU work.
 void check_calibration_target(const std::filesystem::path& out, bool force);
+
+struct TraceImportArgs {
+  std::string input;
+  std::string out;
+  std::string preset;
+  std::optional<trace_import::Format> format;  ///< unset: the preset's, else by extension
+  std::string time_column;
+  std::optional<trace_import::TimeUnit> unit;
+  std::optional<trace_import::Origin> origin;
+  bool sort = false;
+  bool gaps = false;  ///< the time column holds inter-arrival gaps
+  std::string keep;   ///< comma-separated columns to keep ("" = all, or the preset's)
+  bool no_extra = false;
+  std::vector<std::string> rename;  ///< FROM=TO
+  std::vector<std::string> where;   ///< COLUMN=VALUE
+  std::optional<int> decimals;
+  std::string licence;
+  std::uint64_t seed = 1;
+  trace_import::Spread spread = trace_import::Spread::Uniform;
+  bool force = false;
+  bool quiet = false;
+  std::string command;  ///< the command line, recorded in the sidecar
+};
+int trace_import_command(const TraceImportArgs& args);
+/// `argv` joined into one shell-safe line (single quotes where needed).
+[[nodiscard]] std::string shell_command(const std::vector<std::string>& argv);
 
 /// Prints a one-line-per-run comparison table of summaries.
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs_and_summaries);

@@ -9,11 +9,40 @@
 
 namespace {
 
+// The --trace import options given as words, mapped once the command line is parsed.
+struct TraceWords {
+  std::string format, unit, origin, spread;
+  int decimals = -1;
+};
+
+void map_trace_words(const TraceWords& w, gpumux::cli::TraceImportArgs& a) {
+  namespace ti = gpumux::trace_import;
+  if (!w.format.empty()) {
+    a.format = w.format == "csv"     ? ti::Format::Csv
+               : w.format == "tsv"   ? ti::Format::Tsv
+               : w.format == "jsonl" ? ti::Format::Jsonl
+                                     : ti::Format::Json;
+  }
+  if (!w.unit.empty()) {
+    a.unit = w.unit == "s"    ? ti::TimeUnit::S
+             : w.unit == "ms" ? ti::TimeUnit::Ms
+             : w.unit == "us" ? ti::TimeUnit::Us
+             : w.unit == "ns" ? ti::TimeUnit::Ns
+                              : ti::TimeUnit::Datetime;
+  }
+  if (!w.origin.empty()) a.origin = w.origin == "first" ? ti::Origin::First : ti::Origin::Keep;
+  if (w.spread == "even") a.spread = ti::Spread::Even;
+  if (w.decimals >= 0) a.decimals = w.decimals;
+}
+
 int run_cli(int argc, char** argv) {
   using namespace gpumux::cli;
   CLI::App app{"gpumux: GPU multitasking simulator and evaluation harness"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+  app.set_version_flag(
+      "--version", [] { return version_text(); },
+      "Print the version, git revision and whether CUDA was built");
 
   RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run one experiment config; writes results/<name>/");
@@ -23,6 +52,8 @@ int run_cli(int argc, char** argv) {
   run->add_flag("--force", run_args.force,
                 "Replace an earlier gpumux result in the results folder (never other files)");
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing on success");
+  run->add_flag("--strict", run_args.strict,
+                "Arrival warnings (requests after the horizon, a likely unit mistake) are errors");
 
   std::string validate_config;
   std::vector<std::string> validate_overrides;
@@ -30,14 +61,16 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("validate", "Check a config (and its workload) without running");
   validate->add_option("config", validate_config, "Experiment config (JSON)")->required();
   validate->add_option("--set", validate_overrides, "Override a config key: a.b.c=value");
+  bool validate_strict = false;
+  validate->add_flag("--strict", validate_strict, "Arrival warnings are errors");
 
   std::string list_what;
   bool list_params = false;
   auto* list = app.add_subcommand(
       "list", "List registered policies, platforms, models, devices, generators or tuners");
   list->add_option("what", list_what,
-                   "policies | platforms | models | devices | generators | tuners")
-      ->required()
+                   "policies | platforms | models | devices | generators | tuners "
+                   "(none: list the categories)")
       ->check(
           CLI::IsMember({"policies", "platforms", "models", "devices", "generators", "tuners"}));
   list->add_flag(
@@ -69,6 +102,59 @@ int run_cli(int argc, char** argv) {
   calibrate->add_flag("--quick", cal_args.quick, "Fewer sizes and repetitions");
   calibrate->add_flag("--force", cal_args.force, "Replace an earlier calibrated profile at --out");
 
+  TraceImportArgs trace_args;
+  TraceWords trace_words;
+  auto* trace = app.add_subcommand("trace", "Work with request traces");
+  trace->require_subcommand(1);
+  auto* import = trace->add_subcommand(
+      "import", "Convert a request trace (CSV, TSV, JSONL) to an arrival CSV + .SOURCE");
+  import->add_option("input", trace_args.input, "Request trace to read")->required();
+  import->add_option("-o,--out", trace_args.out, "Arrival CSV to write (and OUT.SOURCE)")
+      ->required();
+  import->add_option("--preset", trace_args.preset,
+                     "Defaults for a public trace: azure-llm-2023 | azure-functions-2019 | "
+                     "orion-gaps");
+  import
+      ->add_option("--format", trace_words.format,
+                   "csv | tsv | jsonl | json (one array) (default: by extension and content)")
+      ->check(CLI::IsMember({"csv", "tsv", "jsonl", "json"}));
+  import->add_option("--time-column", trace_args.time_column, "Column (or JSON key) of the time");
+  import
+      ->add_option("--time-unit", trace_words.unit,
+                   "s | ms | us | ns | datetime (YYYY-MM-DD hh:mm:ss[.f], UTC); default s")
+      ->check(CLI::IsMember({"s", "ms", "us", "ns", "datetime"}));
+  import
+      ->add_option("--time-origin", trace_words.origin,
+                   "first: start at 0 from the earliest row (default; for epochs) | keep: the "
+                   "values are offsets already")
+      ->check(CLI::IsMember({"first", "keep"}));
+  import->add_flag("--gaps", trace_args.gaps,
+                   "The time column holds inter-arrival gaps: arrivals are their running sums");
+  import->add_flag("--sort", trace_args.sort,
+                   "Sort rows by time (stable); without it an unsorted file is refused");
+  import->add_option("--keep", trace_args.keep,
+                     "Columns to keep after arrival_s, comma-separated (default: all others)");
+  import->add_flag("--no-extra", trace_args.no_extra, "Keep no column but arrival_s");
+  import->add_option("--rename", trace_args.rename, "Rename a kept column: FROM=TO (repeatable)");
+  import->add_option("--where", trace_args.where,
+                     "Keep only rows whose COLUMN equals VALUE: COLUMN=VALUE (repeatable)");
+  import
+      ->add_option("--decimals", trace_words.decimals,
+                   "Digits after the point in arrival_s, rounded half up (default 6)")
+      ->check(CLI::Range(0, 9));
+  import->add_option("--licence,--license", trace_args.licence,
+                     "Licence of the source, for the .SOURCE file (default: the preset's, or "
+                     "unknown)");
+  import->add_option("--seed", trace_args.seed,
+                     "Seed of the arrival times drawn from per-minute counts (default 1)");
+  import
+      ->add_option("--spread", trace_words.spread,
+                   "Per-minute counts to times: uniform (seeded draws, default) | even")
+      ->check(CLI::IsMember({"uniform", "even"}));
+  import->add_flag("--force", trace_args.force,
+                   "Replace an earlier import at --out (never a file gpumux did not write)");
+  import->add_flag("-q,--quiet", trace_args.quiet, "Print nothing on success");
+
   // A file-size limit (ulimit -f) makes write() fail with EFBIG instead of killing us, so
   // the result folder is abandoned with a message, like on a full disk.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -78,6 +164,8 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;  // bad command line
@@ -86,10 +174,17 @@ int run_cli(int argc, char** argv) {
   run_args.out_given = run->count("--out") > 0;
   try {
     if (*run) return run_command(run_args);
-    if (*validate) return validate_command(validate_config, validate_overrides);
+    if (*validate) return validate_command(validate_config, validate_overrides, validate_strict);
     if (*list) return list_command(list_what, list_params);
     if (*sweep) return sweep_command(sweep_args);
     if (*calibrate) return calibrate_command(cal_args);
+    if (*import) {
+      map_trace_words(trace_words, trace_args);
+      std::vector<std::string> words{"gpumux"};  // not argv[0]: the path of this build
+      words.insert(words.end(), argv + 1, argv + argc);
+      trace_args.command = shell_command(words);
+      return trace_import_command(trace_args);
+    }
   } catch (const gpumux::InputError& e) {
     std::cerr << "error: " << e.what() << '\n';
     return 2;

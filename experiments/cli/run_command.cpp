@@ -5,12 +5,14 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "gpumux/arrival_check.hpp"
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/config.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/output.hpp"
 #include "gpumux/params.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
@@ -26,9 +28,24 @@ fs::path repo_root() {
   return find_repo_root(fs::current_path());
 }
 
+void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
+  for (const auto& w : config.warnings) std::cerr << "warning: " << w << "\n";
+  const ArrivalReport report = check_arrivals(config);
+  if (!quiet) {
+    for (const auto& s : report.services) std::cerr << "gpumux: " << describe(s) << "\n";
+  }
+  for (const auto& w : report.warnings)
+    std::cerr << "warning: " << config.file << ": " << w << "\n";
+  if (strict && !report.warnings.empty()) {
+    throw UsageError(config.file + ": " + std::to_string(report.warnings.size()) +
+                     " arrival warning(s) above, errors under --strict");
+  }
+}
+
 int run_command(const RunArgs& args) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(args.config, args.overrides, root);
+  report_arrivals(config, args.quiet, args.strict);
   if (args.out_given && args.out_dir.empty()) throw UsageError("--out: must not be empty");
   if (!args.out_dir.empty()) {
     config.out_dir = fs::absolute(args.out_dir).string();
@@ -52,9 +69,11 @@ int run_command(const RunArgs& args) {
   return 0;
 }
 
-int validate_command(const std::string& config_file, const std::vector<std::string>& overrides) {
+int validate_command(const std::string& config_file, const std::vector<std::string>& overrides,
+                     bool strict) {
   const fs::path root = repo_root();
   ExperimentConfig config = load_experiment(config_file, overrides, root);
+  report_arrivals(config, /*quiet=*/false, strict);
   check_registered_names(config);
   check_result_path(result_dir_of(config, root), root, config.out_dir_origin);
   std::cout << "ok: " << config_file << ": " << config.jobs.size() << " jobs, policy "
@@ -62,7 +81,29 @@ int validate_command(const std::string& config_file, const std::vector<std::stri
   return 0;
 }
 
+std::string version_text() {
+  const nlohmann::json b = build_info();
+  return "gpumux " + b.value("version", "") + " (git " + b.value("git_revision", "") + ", " +
+         b.value("build_type", "") + ", " + b.value("compiler", "") + ", CUDA " +
+         (b.value("cuda_compiled", false) ? "built" : "not built") + ")";
+}
+
 int list_command(const std::string& what, bool params) {
+  if (what.empty()) {
+    // The categories, with what each holds (gpumux list <category>).
+    const std::pair<const char*, const char*> kCategories[] = {
+        {"policies", "scheduling and sharing policies (policy.name)"},
+        {"platforms", "where a run executes: simulated, emulated or real (platform)"},
+        {"models", "the layer-level model zoo (traces/models)"},
+        {"devices", "device profiles (traces/devices)"},
+        {"generators", "request-arrival generators (workload.services[].arrivals)"},
+        {"tuners", "hyperparameter tuners (workload.tuning[].tuner)"}};
+    for (const auto& [name, help] : kCategories) {
+      std::cout << std::left << std::setw(12) << name << help << "\n";
+    }
+    std::cout << "usage: gpumux list <category> [--params]\n";
+    return 0;
+  }
   auto print_registry = [params](const auto& registry) {
     for (const auto& name : registry.names()) {
       std::cout << std::left << std::setw(24) << name << registry.summary(name) << "\n";

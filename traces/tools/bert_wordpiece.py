@@ -128,6 +128,10 @@ def selftest(vocab_path, text_path, ref_path):
 
 
 if __name__ == "__main__":
+    # --help prints the docstring and exits before any file is read or written.
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        sys.exit(0)
     if len(sys.argv) == 5 and sys.argv[1] == "--selftest":
         sys.exit(selftest(*sys.argv[2:5]))
     print(__doc__)

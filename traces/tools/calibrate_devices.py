@@ -217,4 +217,8 @@ def main(argv):
 
 
 if __name__ == '__main__':
+    # --help prints the docstring and exits before any file is read or written.
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        sys.exit(0)
     sys.exit(main(sys.argv[1:]))

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import statistics
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "traces/workloads/philly_1gpu_first200.jsonl")
@@ -56,4 +57,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # --help prints the docstring and exits before any file is read or written.
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        sys.exit(0)
     main()

@@ -18,6 +18,7 @@ Stdlib only.
 """
 import json
 import os
+import sys
 
 FAIR_AT_S = 1.0
 MIX_AT_S = 10.0
@@ -115,4 +116,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # --help prints the docstring and exits before any file is read or written.
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        sys.exit(0)
     main()

@@ -21,6 +21,7 @@ Stdlib only; the output is deterministic.
 """
 import json
 import os
+import sys
 
 PROFILE_REQUESTS = 5
 REQUESTS = 5
@@ -62,4 +63,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # --help prints the docstring and exits before any file is read or written.
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        sys.exit(0)
     main()

@@ -54,6 +54,9 @@ struct ExperimentConfig {
   bool write_events = true;  ///< events.jsonl (summaries are computed from the events either way)
   Compression compress = Compression::None;  ///< of events.jsonl and trace.json ("compress")
   nlohmann::json resolved;  ///< the JSON after overrides (written as config.resolved.json)
+  /// Notes for the user found while loading (a deprecated path resolution); the CLI prints
+  /// them as warnings. Not an input of the run.
+  std::vector<std::string> warnings;
 };
 
 /// Applies one "a.b.c=value" override to a JSON document. The value is parsed as JSON when it

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "arrival_window.hpp"
+#include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/workload.hpp"
 
@@ -25,9 +26,8 @@ class ReplayGenerator final : public ArrivalGenerator {
     const std::optional<std::uint64_t> limit = generators::optional_count(r, "limit");
     r.finish();
     // Read now, so a bad file is reported when the config is loaded.
-    const std::filesystem::path path = std::filesystem::path(file).is_absolute()
-                                           ? std::filesystem::path(file)
-                                           : a.repo_root / file;
+    // Relative: the config's folder first, then the repository root (input_path.hpp).
+    const std::filesystem::path path = resolve_input_path(file, a.file, a.repo_root).path;
     try {
       times_s_ = load_arrivals_csv(path);
     } catch (const InputError& e) {

@@ -1,0 +1,211 @@
+// `gpumux trace import`: a request trace (CSV, TSV, JSONL) to an arrival CSV plus a
+// <out>.SOURCE sidecar (traces/importing.md). Never replaces a file it did not write.
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
+#include "gpumux/output.hpp"
+#include "gpumux/sha256.hpp"
+#include "gpumux/trace_import.hpp"
+
+namespace gpumux::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace ti = gpumux::trace_import;
+
+// The sidecar's first line: how gpumux recognises an output it wrote (and may replace).
+constexpr std::string_view kSidecarMarker = "written_by: gpumux trace import";
+
+fs::path sidecar_of(const fs::path& out) {
+  return fs::path(out.string() + ".SOURCE");
+}
+
+bool written_by_import(const fs::path& sidecar) {
+  std::ifstream in(sidecar);
+  std::string first;
+  return std::getline(in, first) && first == kSidecarMarker;
+}
+
+// Refuses (UsageError) to replace anything gpumux trace import did not write, and anything
+// at all without --force.
+void check_target(const fs::path& in, const fs::path& out, bool force) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
+    throw UsageError("--out: " + out.string() + " is the input file");
+  }
+  const fs::path side = sidecar_of(out);
+  const bool out_exists = fs::symlink_status(out, ec).type() != fs::file_type::not_found;
+  const bool side_exists = fs::symlink_status(side, ec).type() != fs::file_type::not_found;
+  if (!out_exists && !side_exists) return;
+  for (const fs::path& p : {out, side}) {
+    const auto type = fs::symlink_status(p, ec).type();
+    if (type != fs::file_type::not_found && type != fs::file_type::regular) {
+      throw UsageError("--out: " + p.string() + " exists and is not a regular file");
+    }
+  }
+  if (!side_exists || !written_by_import(side)) {
+    throw UsageError("--out: " + out.string() +
+                     " exists and was not written by gpumux trace import (no " + side.string() +
+                     " saying so); choose another file");
+  }
+  if (!force) {
+    throw UsageError("--out: " + out.string() +
+                     " holds an earlier import; pass --force to replace it");
+  }
+}
+
+// Writes `text` beside `path` and renames it into place, so a reader never sees half a file.
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = fs::path(path.string() + ".tmp-import");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error(path.string() + ": cannot write");
+    }
+  }
+  fs::rename(tmp, path);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string& s, const char* flag) {
+  const auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UsageError(std::string(flag) + " " + s + ": expected COLUMN=VALUE");
+  }
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string seconds(std::int64_t ns) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(3) << static_cast<double>(ns) / 1e9;
+  return o.str();
+}
+
+}  // namespace
+
+std::string shell_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                         "OPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    std::string q = plain ? a : "'";
+    if (!plain) {
+      for (const char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      q += '\'';
+    }
+    out += (out.empty() ? "" : " ") + q;
+  }
+  return out;
+}
+
+int trace_import_command(const TraceImportArgs& a) {
+  const ti::Preset* preset = nullptr;
+  if (!a.preset.empty()) {
+    preset = ti::find_preset(a.preset);
+    if (!preset) {
+      std::string names;
+      for (const auto& p : ti::presets()) names += (names.empty() ? "" : ", ") + p.name;
+      throw UsageError("--preset: unknown preset '" + a.preset + "'; valid names: " + names);
+    }
+  }
+  ti::Options o = preset ? preset->options : ti::Options{};
+  ti::Format format = preset ? preset->format : ti::Format::Auto;
+  if (a.format) format = *a.format;
+  if (!a.time_column.empty()) o.time_column = a.time_column;
+  if (a.unit) o.unit = *a.unit;
+  if (a.origin) o.origin = *a.origin;
+  if (a.sort) o.sort = true;
+  if (a.gaps) o.gaps = true;
+  if (a.decimals) o.decimals = *a.decimals;
+  if (a.no_extra) o.keep = std::vector<std::string>{};
+  if (!a.keep.empty()) o.keep = split_commas(a.keep);
+  for (const auto& r : a.rename) o.rename.push_back(split_assignment(r, "--rename"));
+  std::vector<std::pair<std::string, std::string>> where;
+  for (const auto& w : a.where) where.push_back(split_assignment(w, "--where"));
+
+  const fs::path in(a.input);
+  const fs::path out(a.out);
+  if (a.out.empty()) throw UsageError("--out: must not be empty");
+  check_target(in, out, a.force);
+  const std::string text = read_input_file(in, a.input, kMaxTraceBytes, InputKind::Trace);
+  if (format == ti::Format::Auto) format = ti::detect_format(in, text);
+  ti::Table table = ti::parse_table(text, format, a.input);
+  ti::select_rows(table, where, a.input);
+  if (preset && preset->minute_counts) {
+    table = ti::expand_minute_counts(table, a.seed, a.spread, a.input);
+  }
+  const ti::Result r = ti::convert(table, o, a.input);
+
+  std::error_code ec;
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path(), ec);
+  const nlohmann::json build = build_info();
+  std::ostringstream side;
+  side << kSidecarMarker << "\n"
+       << "origin: " << a.input << " (" << fs::absolute(in, ec).string() << ")\n"
+       << "origin_bytes: " << text.size() << "\n"
+       << "origin_sha256: " << sha256_hex(text) << "\n"
+       << "licence: "
+       << (!a.licence.empty() ? a.licence
+           : preset           ? preset->licence
+                              : "unknown")
+       << "\n"
+       << "preset: " << (preset ? preset->name : "none") << "\n"
+       << "command: " << a.command << "\n"
+       << "date: " << utc_now() << "\n"
+       << "gpumux: " << build.value("version", "") << " (git " << build.value("git_revision", "")
+       << ")\n"
+       << "rows: " << r.rows_read << " read, " << r.rows_written << " written"
+       << (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
+                              : std::string())
+       << "\n"
+       << "time: column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
+       << seconds(r.span_ns) << " s, origin "
+       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", " << o.decimals
+       << " decimals\n";
+  // The sidecar first: an output without one would be a file gpumux may never replace.
+  write_atomically(sidecar_of(out), side.str());
+  write_atomically(out, r.csv);
+  if (!a.quiet) {
+    const double span_s = static_cast<double>(r.span_ns) / 1e9;
+    std::cout << "imported " << r.rows_written << " requests (" << r.rows_read
+              << " rows read) over " << seconds(r.span_ns) << " s";
+    if (span_s > 0) {
+      std::cout << " (" << std::setprecision(4) << static_cast<double>(r.rows_written) / span_s
+                << " req/s)";
+    }
+    std::cout << " -> " << out.string() << " (+ .SOURCE)\n";
+  }
+  return 0;
+}
+
+}  // namespace gpumux::cli
