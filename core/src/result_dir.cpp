@@ -264,7 +264,7 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
   auto list = [&info](bool skip_tables = false) {
     std::string s;
     for (const auto& f : info.foreign) {
-      if (!skip_tables || !is_sweep_table_file(f)) s += (s.empty() ? "" : ", ") + f;
+      if (!skip_tables || !is_sweep_own_file(f)) s += (s.empty() ? "" : ", ") + f;
     }
     return s;
   };
@@ -279,7 +279,7 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
       // to replace: say so rather than calling its points someone else's files.
       const bool all_results =
           !info.marker && std::all_of(info.foreign.begin(), info.foreign.end(), [&](const auto& f) {
-            return is_sweep_table_file(f) ||
+            return is_sweep_own_file(f) ||
                    inspect_result_dir(abs_dir / f).state == ResultDirState::GpumuxResult;
           });
       if (all_results) {

@@ -33,6 +33,9 @@ struct SweepArgs {
   std::optional<std::size_t> point;  ///< run only this point (0-based, --list-points order)
   std::string shard;                 ///< "I/N": run points K with K % N == I
   bool collect = false;              ///< run nothing: merge the points into summary.csv
+  bool slurm = false;                ///< write a Slurm array script (one task per point)
+  bool submit = false;               ///< --slurm, then submit it with sbatch
+  std::vector<std::string> sbatch;   ///< extra #SBATCH options for --slurm
 };
 int sweep_command(const SweepArgs& args);
 

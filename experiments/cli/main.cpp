@@ -64,9 +64,20 @@ int run_cli(int argc, char** argv) {
   auto* collect = sweep->add_flag(
       "--collect", sweep_args.collect,
       "Run nothing: merge the points' results into the sweep's summary.csv and summary_run.csv");
+  auto* slurm = sweep->add_flag(
+      "--slurm", sweep_args.slurm,
+      "Run nothing: write a Slurm array script (one task per point) and a collect job under "
+      "OUT/slurm/");
+  auto* submit = sweep->add_flag("--submit", sweep_args.submit,
+                                 "With --slurm: submit both with sbatch (collect after the array)");
+  sweep->add_option("--sbatch", sweep_args.sbatch,
+                    "With --slurm: an extra #SBATCH option, e.g. --sbatch=--partition=gpu "
+                    "(repeatable)");
+  submit->needs(slurm);
+  slurm->excludes(point)->excludes(shard)->excludes(collect);
   point->excludes(shard);
   collect->excludes(point)->excludes(shard);
-  list_points->excludes(point)->excludes(shard)->excludes(collect);
+  list_points->excludes(point)->excludes(shard)->excludes(collect)->excludes(slurm);
 
   CalibrateArgs cal_args;
   auto* calibrate = app.add_subcommand(

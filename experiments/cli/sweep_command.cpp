@@ -33,6 +33,7 @@
 #include "sweep_collect.hpp"
 #include "sweep_file.hpp"
 #include "sweep_select.hpp"
+#include "sweep_slurm.hpp"
 
 namespace gpumux::cli {
 
@@ -68,7 +69,7 @@ void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std:
     // This sweep's own point folders are checked one by one, with a precise message.
     const bool own_point = std::any_of(points.begin(), points.end(),
                                        [&](const SweepPoint& p) { return p.label == name; });
-    if (own_point || is_sweep_table_file(name) || name.find(".gpumux-tmp.") != std::string::npos ||
+    if (own_point || is_sweep_own_file(name) || name.find(".gpumux-tmp.") != std::string::npos ||
         name.find(".gpumux-old.") != std::string::npos) {
       continue;
     }
@@ -172,7 +173,8 @@ int sweep_command(const SweepArgs& args) {
       configs.push_back(&p.config);
       labels.push_back(p.label);
     }
-    check_parallel_gpus(configs, labels, args.jobs);
+    // A Slurm array runs its tasks at once, like -j with every point.
+    check_parallel_gpus(configs, labels, args.slurm ? 2U : args.jobs);
   }
 
   // Created once every point checked out, before any runs: an unwritable place is bad input
@@ -181,6 +183,32 @@ int sweep_command(const SweepArgs& args) {
   if (ec) {
     throw UsageError(origin + ": " + out_abs.string() +
                      ": cannot create the folder: " + ec.message());
+  }
+
+  if (args.slurm) {
+    SlurmOptions o;
+    o.binary = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw Error("--slurm: cannot find this program's path: " + ec.message());
+    o.repo_root = root;
+    o.sweep_file = fs::absolute(args.sweep);
+    o.out_root = out_abs;
+    o.overrides = args.overrides;
+    o.sbatch = args.sbatch;
+    o.quick = args.quick;
+    o.force = args.force;
+    const SlurmScripts scripts = write_slurm_scripts(sweep, o);
+    std::cout << scripts.array.string() << "\n" << scripts.collect.string() << "\n";
+    if (args.submit) {
+      const auto [array_id, collect_id] = submit_slurm(scripts);
+      std::cerr << "sweep " << sweep.name << ": submitted job array " << array_id << " ("
+                << sweep.points.size() << " tasks) and collect job " << collect_id
+                << " (after the array's tasks end)\n";
+    } else {
+      std::cerr << "sweep " << sweep.name << ": submit with `sbatch --parsable "
+                << scripts.array.string() << "`, then `sbatch --dependency=afterany:<id> "
+                << scripts.collect.string() << "` (or run this command with --submit)\n";
+    }
+    return 0;
   }
 
   std::atomic<std::size_t> next{0};
@@ -241,6 +269,7 @@ int sweep_command(const SweepArgs& args) {
   } else {
     std::cerr << "ran " << selected.size() << " of " << sweep.points.size()
               << " points; once all are done, `gpumux sweep " << args.sweep
+              << (out_from_cli ? " --out " + out_abs.string() : std::string())
               << " --collect` writes the sweep's summary.csv\n";
   }
   return 0;

@@ -172,3 +172,35 @@ TEST_CASE("platform cuda refuses -j > 1 unless every point names distinct GPUs",
   o = gpumux("sweep '" + unnamed.string() + "' -j 1", "CUDA_VISIBLE_DEVICES=");
   CHECK(o.exit_code == 1);
 }
+
+TEST_CASE("sweep --slurm writes an array script of one point per task and a collect job",
+          "[cli][sweep][slurm]") {
+  const fs::path out = scratch() / "sweep-slurm-out";
+  const fs::path sweep = four_point_sweep("sw-slurm", scratch() / "sweep-slurm-file");
+  const Outcome o = gpumux("sweep '" + sweep.string() + "' --out '" + out.string() +
+                           "' --slurm --quick --set 'horizon_s=5' --sbatch=--partition=gpu");
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  const std::string array = slurp(out / "slurm" / "array.sbatch");
+  const std::string collect = slurp(out / "slurm" / "collect.sbatch");
+  CHECK(array.rfind("#!/bin/bash\n", 0) == 0);
+  CHECK(array.find("#SBATCH --array=0-3\n") != std::string::npos);
+  CHECK(array.find("#SBATCH --partition=gpu\n") != std::string::npos);
+  CHECK(array.find(" --point \"$SLURM_ARRAY_TASK_ID\"") != std::string::npos);
+  CHECK(array.find(" --out '" + out.string() + "' --quick --set 'horizon_s=5'") !=
+        std::string::npos);
+  // Every #SBATCH line comes before the first command (sbatch reads no further).
+  CHECK(array.rfind("#SBATCH") < array.find("set -euo pipefail"));
+  CHECK(collect.find(" --collect\n") != std::string::npos);
+  CHECK(collect.find("--array") == std::string::npos);
+  CHECK(fs::is_directory(out / "slurm" / "logs"));
+  // Nothing ran; the sweep's folder with its slurm/ folder is still the sweep's own.
+  CHECK_FALSE(fs::exists(out / "mps_1"));
+  const Outcome point = gpumux("sweep '" + sweep.string() + "' --out '" + out.string() +
+                               "' --quick --set 'horizon_s=5' --point 0");
+  INFO(point.output);
+  CHECK(point.exit_code == 0);
+  // --submit needs --slurm; --slurm excludes --point.
+  CHECK(gpumux("sweep '" + sweep.string() + "' --submit").exit_code == 2);
+  CHECK(gpumux("sweep '" + sweep.string() + "' --slurm --point 1").exit_code == 2);
+}
