@@ -115,6 +115,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     RunOutputs o;
     o.run_info = {{"experiment", config.name},
                   {"platform", result.platform_description},
+                  {"platform_name", config.platform},
                   {"policy", config.policy},
                   {"seed", config.seed},
                   {"devices", nlohmann::json::array()},

@@ -5,6 +5,7 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/summary.hpp"
+#include "gpumux/summary_csv.hpp"
 
 namespace gpumux {
 
@@ -57,7 +58,11 @@ void StreamedOutputs::finish() {
 
 nlohmann::json write_run_outputs(ResultWriter& writer, const RunOutputs& o) {
   writer.write("summary.json", o.summary.dump(2) + "\n");
-  writer.write("summary.csv", [&](std::ostream& out) { write_summary_csv(o.summary, out); });
+  const CsvColumns identity = run_identity_columns(o.run_info);
+  writer.write("summary.csv",
+               [&](std::ostream& out) { write_summary_csv(o.summary, identity, out); });
+  writer.write("summary_run.csv",
+               [&](std::ostream& out) { write_summary_run_csv(o.summary, identity, out); });
   writer.write("run.json", o.run_info.dump(2) + "\n");
   // The marker last: only now does the folder appear under its final name.
   writer.commit(o.identity);

@@ -261,9 +261,11 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
                          const std::string& origin, bool replace) {
   check_result_path(abs_dir, repo_root, origin);
   const ResultDirInfo info = inspect_result_dir(abs_dir);
-  auto list = [&info] {
+  auto list = [&info](bool skip_tables = false) {
     std::string s;
-    for (const auto& f : info.foreign) s += (s.empty() ? "" : ", ") + f;
+    for (const auto& f : info.foreign) {
+      if (!skip_tables || !is_sweep_own_file(f)) s += (s.empty() ? "" : ", ") + f;
+    }
     return s;
   };
   switch (info.state) {
@@ -277,11 +279,12 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
       // to replace: say so rather than calling its points someone else's files.
       const bool all_results =
           !info.marker && std::all_of(info.foreign.begin(), info.foreign.end(), [&](const auto& f) {
-            return inspect_result_dir(abs_dir / f).state == ResultDirState::GpumuxResult;
+            return is_sweep_own_file(f) ||
+                   inspect_result_dir(abs_dir / f).state == ResultDirState::GpumuxResult;
           });
       if (all_results) {
         refuse(origin, abs_dir,
-               "holds a sweep's results (" + list() +
+               "holds a sweep's results (" + list(/*skip_tables=*/true) +
                    "), which a run does not replace; give the run its own folder (--out DIR)");
       }
       refuse(origin, abs_dir,

@@ -379,7 +379,7 @@ nlohmann::json SummaryAccumulator::finish() {
   out["training"] = {
       {"iterations", train_iters},
       {"samples", train_samples},
-      {"samples_per_s", makespan_s > 0 ? train_samples / makespan_s : 0.0},
+      {"samples_per_s_over_run", makespan_s > 0 ? train_samples / makespan_s : 0.0},
       {"samples_per_s_present_sum", train_rate_sum},
       {"present_s", train_present_s},
       {"samples_per_s_while_present", ratio_or_null(train_samples, train_present_s)},
@@ -433,47 +433,6 @@ nlohmann::json SummaryAccumulator::finish() {
   }
   out["policy_metrics"] = pm;
   return out;
-}
-
-void write_summary_csv(const nlohmann::json& summary, std::ostream& out) {
-  // The first 14 columns are those of earlier versions (finish_rate .. requests_dropped came
-  // with format 3, D38); the rest were added after them. A
-  // value that does not exist (no request served: no latency) is an empty cell, never 0.
-  out << "name,kind,model,batch,status,jct_s,gpu_time_s,iterations,samples_per_s,requests,"
-         "latency_p50_ms,latency_p99_ms,latency_mean_ms,slo_attainment,outcome,present_s,"
-         "samples_per_s_present,requests_arrived,requests_unserved,slo_attainment_arrived,"
-         "goodput_per_s,finish_rate,late_rate,drop_rate,requests_dropped\n";
-  auto num = [](const nlohmann::json& j, const char* key) -> std::string {
-    if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
-    return j[key].dump();
-  };
-  const nlohmann::json none;
-  for (const auto& r : summary["jobs"]) {
-    const nlohmann::json& lat = r.contains("latency") ? r["latency"] : none;
-    out << r["name"].get<std::string>() << ',' << r["kind"].get<std::string>() << ','
-        << r["model"].get<std::string>() << ',' << r["batch"].dump() << ','
-        << r["status"].get<std::string>() << ',' << num(r, "jct_s") << ',' << num(r, "gpu_time_s")
-        << ',' << num(r, "iterations") << ',' << num(r, "samples_per_s") << ','
-        << num(r, "requests") << ',' << num(lat, "p50_ms") << ',' << num(lat, "p99_ms") << ','
-        << num(lat, "mean_ms") << ',' << num(r, "slo_attainment") << ','
-        << r["outcome"].get<std::string>() << ',' << num(r, "present_s") << ','
-        << num(r, "samples_per_s_present") << ',' << num(r, "requests_arrived") << ','
-        << num(r, "requests_unserved") << ',' << num(r, "slo_attainment_arrived") << ','
-        << num(r, "goodput_per_s") << ',' << num(r, "finish_rate") << ',' << num(r, "late_rate")
-        << ',' << num(r, "drop_rate") << ',' << num(r, "requests_dropped") << '\n';
-  }
-  // ALL: run-wide values. samples_per_s is the run's samples over its end;
-  // samples_per_s_present the sum of the jobs' rates over their time present.
-  const auto& inf = summary["inference"];
-  const auto& tr = summary["training"];
-  out << "ALL,,,,," << num(summary["jobs_overall"], "mean_jct_s") << ",," << tr["iterations"].dump()
-      << ',' << tr["samples_per_s"].dump() << ',' << inf["count"].dump() << ','
-      << num(inf, "p50_ms") << ',' << num(inf, "p99_ms") << ',' << num(inf, "mean_ms") << ','
-      << num(inf, "slo_attainment") << ",,," << num(tr, "samples_per_s_present_sum") << ','
-      << num(inf, "requests_arrived") << ',' << num(inf, "requests_unserved") << ','
-      << num(inf, "slo_attainment_arrived") << ',' << num(inf, "goodput_per_s") << ','
-      << num(inf, "finish_rate") << ',' << num(inf, "late_rate") << ',' << num(inf, "drop_rate")
-      << ',' << num(inf, "requests_dropped") << '\n';
 }
 
 }  // namespace gpumux

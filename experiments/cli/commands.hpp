@@ -2,6 +2,7 @@
 // that main() maps to exit codes (2: bad input, 1: failure at run time).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -40,9 +41,16 @@ struct SweepArgs {
   std::string sweep;
   unsigned jobs = 1;
   std::vector<std::string> overrides;
-  bool force = false;   ///< re-run (and replace) points whose results are complete
-  bool quick = false;   ///< apply the sweep file's "quick" section (smaller traces)
-  std::string out_dir;  ///< overrides the sweep file's out_dir (relative: to the cwd)
+  bool force = false;                ///< re-run (and replace) points whose results are complete
+  bool quick = false;                ///< apply the sweep file's "quick" section (smaller traces)
+  std::string out_dir;               ///< overrides the sweep file's out_dir (relative: to the cwd)
+  bool list_points = false;          ///< print the points (number, label, settings) and stop
+  std::optional<std::size_t> point;  ///< run only this point (0-based, --list-points order)
+  std::string shard;                 ///< "I/N": run points K with K % N == I
+  bool collect = false;              ///< run nothing: merge the points into summary.csv
+  bool slurm = false;                ///< write a Slurm array script (one task per point)
+  bool submit = false;               ///< --slurm, then submit it with sbatch
+  std::vector<std::string> sbatch;   ///< extra #SBATCH options for --slurm
 };
 int sweep_command(const SweepArgs& args);
 

@@ -87,7 +87,30 @@ int run_cli(int argc, char** argv) {
   sweep->add_flag("--quick", sweep_args.quick,
                   "Apply the sweep's \"quick\" section (smaller traces)");
   sweep->add_option("--out,--out-dir", sweep_args.out_dir,
-                    "Results directory (overrides the file's out_dir)");
+                    "Results directory (overrides the file's out_dir; --out-dir is the old name)");
+  auto* list_points = sweep->add_flag("--list-points", sweep_args.list_points,
+                                      "Print each point (number, label, settings) and stop");
+  auto* point = sweep->add_option("--point", sweep_args.point,
+                                  "Run only point K (0-based, as --list-points numbers them)");
+  auto* shard = sweep->add_option("--shard", sweep_args.shard,
+                                  "Run only the points K with K % N == I (I/N, e.g. 0/4)");
+  auto* collect = sweep->add_flag(
+      "--collect", sweep_args.collect,
+      "Run nothing: merge the points' results into the sweep's summary.csv and summary_run.csv");
+  auto* slurm = sweep->add_flag(
+      "--slurm", sweep_args.slurm,
+      "Run nothing: write a Slurm array script (one task per point) and a collect job under "
+      "OUT/slurm/");
+  auto* submit = sweep->add_flag("--submit", sweep_args.submit,
+                                 "With --slurm: submit both with sbatch (collect after the array)");
+  sweep->add_option("--sbatch", sweep_args.sbatch,
+                    "With --slurm: an extra #SBATCH option, e.g. --sbatch=--partition=gpu "
+                    "(repeatable)");
+  submit->needs(slurm);
+  slurm->excludes(point)->excludes(shard)->excludes(collect);
+  point->excludes(shard);
+  collect->excludes(point)->excludes(shard);
+  list_points->excludes(point)->excludes(shard)->excludes(collect)->excludes(slurm);
 
   CalibrateArgs cal_args;
   auto* calibrate = app.add_subcommand(

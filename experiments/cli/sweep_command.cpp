@@ -2,7 +2,9 @@
 // whose folder holds a gpumux result with the same fingerprint (run_fingerprint.hpp: resolved
 // config, workload, model and profile files, gpumux version) is skipped; a point whose inputs
 // changed since is re-run and its earlier result replaced. Anything else in a point's place is
-// refused before any point runs.
+// refused before any point runs. --point and --shard run a part of the points (one machine of
+// many); --collect merges complete points into the sweep's summary.csv and summary_run.csv,
+// which a run of every point also writes.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <iomanip>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -27,7 +30,10 @@
 #include "gpumux/result_dir.hpp"
 #include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
+#include "sweep_collect.hpp"
 #include "sweep_file.hpp"
+#include "sweep_select.hpp"
+#include "sweep_slurm.hpp"
 
 namespace gpumux::cli {
 
@@ -63,7 +69,7 @@ void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std:
     // This sweep's own point folders are checked one by one, with a precise message.
     const bool own_point = std::any_of(points.begin(), points.end(),
                                        [&](const SweepPoint& p) { return p.label == name; });
-    if (own_point || name.find(".gpumux-tmp.") != std::string::npos ||
+    if (own_point || is_sweep_own_file(name) || name.find(".gpumux-tmp.") != std::string::npos ||
         name.find(".gpumux-old.") != std::string::npos) {
       continue;
     }
@@ -88,6 +94,18 @@ int sweep_command(const SweepArgs& args) {
   const SweepFile sweep = parse_sweep_text(
       read_input_file(args.sweep, args.sweep, kMaxDocumentBytes, InputKind::Config), args.sweep,
       args.quick);
+  if (args.list_points) {
+    // One line per point: its number (for --point), its label (its folder), its settings.
+    for (std::size_t k = 0; k < sweep.points.size(); ++k) {
+      std::cout << k << '\t' << sweep.points[k].label;
+      for (const auto& o : sweep.points[k].overrides) std::cout << '\t' << o;
+      std::cout << '\n';
+    }
+    return 0;
+  }
+  const std::vector<std::size_t> selected = select_points(
+      sweep.points.size(), args.point,
+      args.shard.empty() ? std::nullopt : std::optional<Shard>(parse_shard(args.shard)));
   const bool out_from_cli = !args.out_dir.empty();
   const std::string origin =
       out_from_cli
@@ -98,10 +116,18 @@ int sweep_command(const SweepArgs& args) {
   const fs::path out_abs = out_from_cli ? normal_result_path(args.out_dir, fs::current_path(ec))
                                         : normal_result_path(sweep.out_dir, root);
   check_sweep_root(out_abs, root, origin, sweep.points);
+  if (args.collect) {
+    collect_sweep(sweep, out_abs);
+    std::cerr << "sweep " << sweep.name << ": " << sweep.points.size() << " points collected into "
+              << (out_abs / "summary.csv").string() << " and "
+              << (out_abs / "summary_run.csv").string() << "\n";
+    return 0;
+  }
 
   // Parse and check every point before running anything: bad input fails fast with exit 2.
   std::vector<Point> points;
-  for (const SweepPoint& sp : sweep.points) {
+  for (const std::size_t k : selected) {
+    const SweepPoint& sp = sweep.points[k];
     std::vector<std::string> overrides = sweep.common;
     overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
     overrides.insert(overrides.end(), sp.overrides.begin(), sp.overrides.end());
@@ -140,12 +166,49 @@ int sweep_command(const SweepArgs& args) {
     points.push_back(std::move(p));
   }
 
+  {
+    std::vector<const ExperimentConfig*> configs;
+    std::vector<std::string> labels;
+    for (const Point& p : points) {
+      configs.push_back(&p.config);
+      labels.push_back(p.label);
+    }
+    // A Slurm array runs its tasks at once, like -j with every point.
+    check_parallel_gpus(configs, labels, args.slurm ? 2U : args.jobs);
+  }
+
   // Created once every point checked out, before any runs: an unwritable place is bad input
   // (exit 2) naming the option, and bad input elsewhere leaves no folder behind.
   fs::create_directories(out_abs, ec);
   if (ec) {
     throw UsageError(origin + ": " + out_abs.string() +
                      ": cannot create the folder: " + ec.message());
+  }
+
+  if (args.slurm) {
+    SlurmOptions o;
+    o.binary = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) throw Error("--slurm: cannot find this program's path: " + ec.message());
+    o.repo_root = root;
+    o.sweep_file = fs::absolute(args.sweep);
+    o.out_root = out_abs;
+    o.overrides = args.overrides;
+    o.sbatch = args.sbatch;
+    o.quick = args.quick;
+    o.force = args.force;
+    const SlurmScripts scripts = write_slurm_scripts(sweep, o);
+    std::cout << scripts.array.string() << "\n" << scripts.collect.string() << "\n";
+    if (args.submit) {
+      const auto [array_id, collect_id] = submit_slurm(scripts);
+      std::cerr << "sweep " << sweep.name << ": submitted job array " << array_id << " ("
+                << sweep.points.size() << " tasks) and collect job " << collect_id
+                << " (after the array's tasks end)\n";
+    } else {
+      std::cerr << "sweep " << sweep.name << ": submit with `sbatch --parsable "
+                << scripts.array.string() << "`, then `sbatch --dependency=afterany:<id> "
+                << scripts.collect.string() << "` (or run this command with --submit)\n";
+    }
+    return 0;
   }
 
   std::atomic<std::size_t> next{0};
@@ -198,6 +261,16 @@ int sweep_command(const SweepArgs& args) {
   if (!failures.empty()) {
     for (const auto& f : failures) std::cerr << "error: " << f << "\n";
     return runtime_failure ? 1 : 2;
+  }
+  if (selected.size() == sweep.points.size()) {
+    collect_sweep(sweep, out_abs);
+    std::cerr << "tables: " << (out_abs / "summary.csv").string() << ", "
+              << (out_abs / "summary_run.csv").string() << "\n";
+  } else {
+    std::cerr << "ran " << selected.size() << " of " << sweep.points.size()
+              << " points; once all are done, `gpumux sweep " << args.sweep
+              << (out_from_cli ? " --out " + out_abs.string() : std::string())
+              << " --collect` writes the sweep's summary.csv\n";
   }
   return 0;
 }

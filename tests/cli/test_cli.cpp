@@ -265,10 +265,9 @@ TEST_CASE("every figure sweep is accepted by platform cuda up to the missing GPU
     ++sweeps;
     const std::string stem = entry.path().stem().string();
     const fs::path out = scratch() / ("cuda-" + stem);
-    const Outcome o =
-        gpumux("sweep '" + entry.path().string() +
-                   "' --quick --set platform=cuda -j 2 --out-dir '" + out.string() + "'",
-               "CUDA_VISIBLE_DEVICES=");
+    const Outcome o = gpumux("sweep '" + entry.path().string() +
+                                 "' --quick --set platform=cuda --out-dir '" + out.string() + "'",
+                             "CUDA_VISIBLE_DEVICES=");
     INFO(stem << "\n" << o.output);
     CHECK(o.exit_code == 1);
     // Every point failed for want of a GPU (or of the compiled backend), nothing else.

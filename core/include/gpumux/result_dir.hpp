@@ -28,6 +28,11 @@ inline constexpr std::string_view kPartialMarkerFile = ".gpumux-partial";
 /// starting with '.', at most 128 bytes (the temporary folder's name adds up to ~110 more and
 /// must stay under the 255-byte limit). So never "", ".", ".." or anything with a '/'.
 [[nodiscard]] bool is_safe_result_name(std::string_view name);
+/// What `gpumux sweep` writes in a sweep's folder beside the point folders: its tables
+/// summary.csv and summary_run.csv (docs/outputs.md), and the slurm/ folder of --slurm.
+[[nodiscard]] inline bool is_sweep_own_file(std::string_view name) {
+  return name == "summary.csv" || name == "summary_run.csv" || name == "slurm";
+}
 /// The rule above in words, for messages: "'x' must be " + kSafeResultNameRule.
 inline constexpr std::string_view kSafeResultNameRule =
     "letters, digits, '_', '-' or '.', not start with '.', at most 128 characters";

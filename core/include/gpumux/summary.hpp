@@ -56,8 +56,10 @@ inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 6> kJobOutc
 /// Version of the summary's contents. A sweep re-runs a point whose summary was made with
 /// another version (run_fingerprint.cpp), so figures never mix old and new metrics. Bump it
 /// when summary.json or summary.csv gain, lose or change a value.
-// 3: finish, late and drop rates, latency CDF (D38); 4: tuning jobs ("tuning", "stopped")
-inline constexpr int kSummaryFormat = 4;
+// 3: finish, late and drop rates, latency CDF (D38); 4: tuning jobs ("tuning", "stopped");
+// 5: training.samples_per_s renamed samples_per_s_over_run, summary.csv quoted (RFC 4180) with
+// identity columns and fixed numbers, its ALL row moved to summary_run.csv (docs/outputs.md)
+inline constexpr int kSummaryFormat = 5;
 
 namespace summary_detail {
 struct State;
@@ -98,8 +100,5 @@ class SummaryAccumulator final : public EventSink {
 /// SummaryAccumulator (unbounded: a log read from a file may be in any order).
 [[nodiscard]] nlohmann::json summarize(const EventLog& log, const std::vector<JobSpec>& jobs,
                                        std::size_t device_count);
-
-/// One CSV row per job plus an "ALL" row (summary.csv).
-void write_summary_csv(const nlohmann::json& summary, std::ostream& out);
 
 }  // namespace gpumux
