@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "fluid/water_filling.hpp"
+#include "gpumux/cost_model.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {
@@ -60,7 +61,7 @@ ParamSpecs FluidExecutor::knob_specs() {
   return ParamSpecs{
       param::integer("depth", 2, "ops of each trial queued or in flight"),
       param::integer("c", 2, "max trials packed on one GPU [C: Fluid code's packing]"),
-      param::integer("d", 4, "max GPUs per trial [C]; capped at 1 until data-parallel trials")};
+      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 [C: executor d = 4]")};
 }
 
 const ParamSpecs& FluidExecutor::param_specs() {
@@ -115,25 +116,76 @@ FluidExecutor::Slot* FluidExecutor::slot_of(JobId job) {
 std::optional<TrialExecutor::Home> FluidExecutor::home_of(JobId job) {
   for (const Gpu& g : gpus_) {
     for (const Slot& s : g.slots) {
-      if (s.job && *s.job == job) return Home{std::span<const DeviceId>(&g.device, 1), s.s.compute};
+      if (!s.job || *s.job != job) continue;
+      // The first GPU holding it is its primary (a data-parallel trial's GPUs are ascending).
+      if (const auto r = replica_devices_.find(job); r != replica_devices_.end()) {
+        return Home{std::span<const DeviceId>(r->second), s.s.compute};
+      }
+      return Home{std::span<const DeviceId>(&g.device, 1), s.s.compute};
     }
   }
   return std::nullopt;
 }
 
 void FluidExecutor::release(JobId job) {
-  Gpu* g = gpu_of(job);
-  if (g == nullptr) return;
-  for (Slot& s : g->slots) {
-    if (s.job && *s.job == job) s.job.reset();
+  // Every GPU it holds is freed together (a data-parallel trial holds one slot of each).
+  for (Gpu& g : gpus_) {
+    bool held = false;
+    for (Slot& s : g.slots) {
+      if (s.job && *s.job == job) {
+        s.job.reset();
+        held = true;
+      }
+    }
+    if (held && occupied(g) == 0) g.whole = false;
   }
-  if (occupied(*g) == 0) g->whole = false;
+  replica_devices_.erase(job);
+}
+
+std::vector<std::size_t> FluidExecutor::gpus_held(JobId job) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    for (const Slot& s : gpus_[i].slots) {
+      if (s.job && *s.job == job) {
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<StreamId> FluidExecutor::replica_streams_on(
+    JobId job, const std::vector<std::size_t>& gpus) const {
+  std::vector<StreamId> out;
+  for (const std::size_t i : gpus) {
+    const Slot* pick = nullptr;
+    for (const Slot& s : gpus_[i].slots) {
+      if (s.job && *s.job == job) pick = &s;
+    }
+    for (const Slot& s : gpus_[i].slots) {
+      if (pick == nullptr && !s.job) pick = &s;
+    }
+    if (pick != nullptr) out.push_back(pick->s.compute);
+  }
+  return out;
 }
 
 double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
   const JobView v = ctx.job(job);
   const std::uint64_t left = v.total_units() - std::min(v.units_done(), v.total_units());
-  const auto unit = static_cast<double>(ctx.estimate_unit_ns(job, gpus_.front().device));
+  const DeviceId gpu = gpus_.front().device;
+  // h_{i,1} is the one-GPU time; estimate_unit_ns is at the job's current width (samples per
+  // GPU and all-reduce of its replicas), so a data-parallel trial's is computed here.
+  double unit = static_cast<double>(ctx.estimate_unit_ns(job, gpu));
+  if (v.width() > 1) {
+    const CostModel& cost = ctx.cost(gpu);
+    const LayerRange all{0, v.model().layer_count()};
+    const std::uint32_t batch = v.spec().batch;
+    unit = static_cast<double>(cost.op_ns(v.model(), all, batch, Pass::Forward, false) +
+                               cost.op_ns(v.model(), all, batch, Pass::Backward, false) +
+                               cost.update_kernels(v.model(), v.spec().optimizer).solo_ns());
+  }
   return static_cast<double>(left) * unit * 1e-9;
 }
 
@@ -159,7 +211,7 @@ FluidExecutor::Plan FluidExecutor::plan_group(const Context& ctx,
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(idle_gpus().size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, d_});
   p.order = fluid::fluid_order(models);
   return p;
 }
@@ -171,14 +223,17 @@ FluidExecutor::Plan FluidExecutor::plan_total(const Context& ctx,
   p.waiting = waiting.size();
   for (const Gpu& g : gpus_) {
     for (const Slot& s : g.slots) {
-      if (s.job) p.jobs.push_back(*s.job);
+      // A data-parallel trial holds a slot on each of its GPUs: planned once.
+      if (s.job && std::find(p.jobs.begin(), p.jobs.end(), *s.job) == p.jobs.end()) {
+        p.jobs.push_back(*s.job);
+      }
     }
   }
   std::vector<fluid::TrialModel> models;
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(gpus_.size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, d_});
   p.order = fluid::fluid_order(models);
   return p;
 }
@@ -209,20 +264,33 @@ void FluidExecutor::place_waiting(Context& ctx, const Plan& p) {
   const auto is_packed = [&](std::size_t i) {
     return ctx.job(p.jobs[i]).trial() && p.widths[i] < 1.0;
   };
-  std::size_t wholes_left = 0;
-  for (std::size_t i = 0; i < p.waiting; ++i) wholes_left += is_packed(i) ? 0 : 1;
+  // A whole trial's GPUs: floor(width), already <= d [S]; an ordinary job takes one.
+  const auto gpus_wanted = [&](std::size_t i) -> std::size_t {
+    if (!ctx.job(p.jobs[i]).trial()) return 1;
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(p.widths[i])));
+  };
+  std::size_t wholes_left = 0;  // idle GPUs the plan's whole trials still want
+  for (std::size_t i = 0; i < p.waiting; ++i) wholes_left += is_packed(i) ? 0 : gpus_wanted(i);
   std::vector<JobId> left;
   for (const std::size_t i : p.order) {
     if (i >= p.waiting) continue;  // already placed
     const JobId job = p.jobs[i];
     if (!is_packed(i)) {
-      // Width >= 1: alone on an idle GPU (d > 1 would take ceil(width) of them).
-      --wholes_left;
-      if (next_idle < idle.size()) {
-        occupy(ctx, idle[next_idle++], job, /*packed=*/false);
-      } else {
+      // Width k >= 1: alone on k idle GPUs, data-parallel when k >= 2 (fewer if fewer are
+      // left: the plan's widths sum to at most the idle GPUs, so only a rounding gap).
+      const std::size_t want = gpus_wanted(i);
+      wholes_left -= std::min(wholes_left, want);
+      const std::size_t take = std::min(want, idle.size() - next_idle);
+      if (take == 0) {
         left.push_back(job);
+        continue;
       }
+      occupy_whole(
+          ctx,
+          std::vector<std::size_t>(idle.begin() + static_cast<std::ptrdiff_t>(next_idle),
+                                   idle.begin() + static_cast<std::ptrdiff_t>(next_idle + take)),
+          job);
+      next_idle += take;
       continue;
     }
     std::optional<std::size_t> gpu;
@@ -276,10 +344,46 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     if (s.job) continue;
     s.job = job;
     g.whole = !packed;
+    // Back from several GPUs (paused, now placed on one): its single replica is this slot.
+    if (ctx.job(job).width() > 1) ctx.set_replicas(job, std::span<const StreamId>(&s.s.compute, 1));
     load_whole(ctx, job, s.s.copy);
     keep(ctx, job);  // the executor's own dispatch rule (Stage 0 dispatches one op at a time)
     return;
   }
+}
+
+void FluidExecutor::occupy_whole(Context& ctx, const std::vector<std::size_t>& gpus, JobId job,
+                                 const std::vector<OpHandle>& after, bool resized) {
+  if (gpus.size() == 1 && !resized && gpus_held(job).empty()) {
+    occupy(ctx, gpus.front(), job, /*packed=*/false);
+    return;
+  }
+  const std::vector<StreamId> streams = replica_streams_on(job, gpus);
+  std::vector<DeviceId> devices;
+  std::vector<StreamId> copies;
+  for (const std::size_t i : gpus) {
+    Gpu& g = gpus_[i];
+    Slot* pick = nullptr;
+    for (Slot& s : g.slots) {
+      if (s.job && *s.job == job) pick = &s;
+    }
+    for (Slot& s : g.slots) {
+      if (pick == nullptr && !s.job) pick = &s;
+    }
+    pick->job = job;
+    g.whole = true;
+    devices.push_back(g.device);
+    copies.push_back(pick->s.copy);
+  }
+  if (devices.size() > 1) {
+    replica_devices_[job] = devices;
+  } else {
+    replica_devices_.erase(job);
+  }
+  if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) ctx.set_replicas(job, streams);
+  // Each replica holds the whole state (weights + optimizer state), loaded over its own link.
+  for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
+  keep(ctx, job);
 }
 
 namespace {
