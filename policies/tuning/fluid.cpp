@@ -61,7 +61,9 @@ ParamSpecs FluidExecutor::knob_specs() {
   return ParamSpecs{
       param::integer("depth", 2, "ops of each trial queued or in flight"),
       param::integer("c", 2, "max trials packed on one GPU [C: Fluid code's packing]"),
-      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 [C: executor d = 4]")};
+      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 [C: executor d = 4]"),
+      param::flag("model_d", true,
+                  "cap d per model by the cost model's useful GPUs [S: d from Paleo]")};
 }
 
 const ParamSpecs& FluidExecutor::param_specs() {
@@ -77,6 +79,7 @@ void FluidExecutor::read_knobs(ParamReader& p) {
   if (d < 1 || d > 64) p.fail("d", "must be in [1, 64]");
   c_ = static_cast<std::uint32_t>(c);
   d_ = static_cast<std::uint32_t>(d);
+  model_d_ = p.flag("model_d");
 }
 
 void FluidExecutor::on_start(Context& ctx) {
@@ -171,6 +174,46 @@ std::vector<StreamId> FluidExecutor::replica_streams_on(
   return out;
 }
 
+std::uint32_t FluidExecutor::d_for(const Context& ctx, JobId job) const {
+  const JobView v = ctx.job(job);
+  if (!v.training() || gpus_.size() < 2) return 1;
+  const auto key = std::make_pair(std::string(v.model().name()), v.spec().batch);
+  if (const auto it = d_cache_.find(key); it != d_cache_.end()) return it->second;
+  const DeviceId gpu = gpus_.front().device;
+  const CostModel& cost = ctx.cost(gpu);
+  const LayerRange all{0, v.model().layer_count()};
+  const DurationNs update = cost.update_kernels(v.model(), v.spec().optimizer).solo_ns();
+  std::vector<DeviceId> devices;
+  const auto iteration_ns = [&](std::uint32_t k) {
+    const std::uint32_t samples = (v.spec().batch + k - 1) / k;
+    return cost.op_ns(v.model(), all, samples, Pass::Forward, false) +
+           cost.op_ns(v.model(), all, samples, Pass::Backward, false) + update +
+           ctx.estimate_allreduce_ns(job, devices);
+  };
+  devices.push_back(gpu);
+  DurationNs best = iteration_ns(1);
+  std::uint32_t d = 1;
+  const auto cap = static_cast<std::uint32_t>(std::min<std::size_t>(d_, gpus_.size()));
+  for (std::uint32_t k = 2; k <= cap; ++k) {
+    devices.push_back(gpus_[k - 1].device);
+    const DurationNs t = iteration_ns(k);
+    if (t >= best) break;  // one more worker no longer pays for its all-reduce share
+    best = t;
+    d = k;
+  }
+  d_cache_[key] = d;
+  return d;
+}
+
+std::uint32_t FluidExecutor::plan_d(const Context& ctx, const std::vector<JobId>& jobs) const {
+  if (!model_d_) return d_;
+  std::uint32_t d = d_;
+  for (const JobId j : jobs) {
+    if (ctx.job(j).trial()) d = std::min(d, d_for(ctx, j));
+  }
+  return std::max<std::uint32_t>(d, 1);
+}
+
 double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
   const JobView v = ctx.job(job);
   const std::uint64_t left = v.total_units() - std::min(v.units_done(), v.total_units());
@@ -211,7 +254,7 @@ FluidExecutor::Plan FluidExecutor::plan_group(const Context& ctx,
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(idle_gpus().size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, d_});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, plan_d(ctx, p.jobs)});
   p.order = fluid::fluid_order(models);
   return p;
 }
@@ -233,7 +276,7 @@ FluidExecutor::Plan FluidExecutor::plan_total(const Context& ctx,
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(gpus_.size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, d_});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, plan_d(ctx, p.jobs)});
   p.order = fluid::fluid_order(models);
   return p;
 }

@@ -16,6 +16,8 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/job_runner.hpp"
@@ -74,6 +76,14 @@ class FluidExecutor : public TrialExecutor {
   /// The re-plan itself: plans the waiting jobs and places them (only when some wait).
   virtual void replan(Context& ctx);
 
+  /// The d a plan uses for `jobs`: the knob d, and with model_d the smallest d_for over the
+  /// trials among them (one tuning job's trials share one model, so one value).
+  [[nodiscard]] std::uint32_t plan_d(const Context& ctx, const std::vector<JobId>& jobs) const;
+  /// The paper's d "from the Paleo model" [S §4.2] with gpumux's cost model standing in: the
+  /// largest k <= d such that one iteration on 1..k GPUs keeps getting faster, an iteration on
+  /// k GPUs being the solo compute at ceil(batch / k) samples + the update + the ring
+  /// all-reduce over gpus_[0..k) (Context::estimate_allreduce_ns). Cached per model and batch.
+  [[nodiscard]] std::uint32_t d_for(const Context& ctx, JobId job) const;
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
   /// Algorithm 1's plan: StaticFluid over the group `waiting` only, on n = the idle GPUs
@@ -109,9 +119,12 @@ class FluidExecutor : public TrialExecutor {
   bool replan_pending_ = false;  ///< a zero-delay re-plan timer is set
   std::uint32_t c_ = 2;
   std::uint32_t d_ = 4;
+  bool model_d_ = true;  ///< cap each trial's width by the cost model's useful GPUs (d_for)
   std::vector<Gpu> gpus_;
   /// Placed data-parallel trials (2+ GPUs): the devices, Home's storage, primary first.
   std::map<JobId, std::vector<DeviceId>> replica_devices_;
+  /// d_for's cache: (model name, batch) -> d.
+  mutable std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> d_cache_;
 
  private:
   void read_knobs(ParamReader& p);
