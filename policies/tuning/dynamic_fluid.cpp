@@ -9,6 +9,11 @@
 //     its GPU becomes packable; the waiting trials are then placed as the `fluid` executor
 //     does (Algorithm 1 over the idle GPUs, the idle-GPU rule of fluid.cpp), so they join it
 //     only when no idle GPU is left for them;
+//   across whole GPUs (k -> k', data parallel), at the trial's next iteration boundary: a
+//     scale-down keeps its first k' GPUs, a scale-up (only when no job waits) takes empty
+//     GPUs (kept reserved meanwhile); applied by ctx.resize (stop, restart, back to the last
+//     epoch), then the checkpoint is loaded on each new GPU after the returned restart op;
+//     metric "resize_gpus" (sample: the new GPU count);
 //   scale up (1/c -> whole), applied only when no job waits (the paper runs DynamicFluid once
 //     no pending trial is left, §3.3): in place if the trial is alone on its GPU, else it is
 //     moved to an empty GPU (kept reserved meanwhile): it stops dispatching, finishes its
@@ -20,21 +25,25 @@
 // Faithfulness notes:
 // - Algorithm 2's tests as printed [S], via fluid::resize_decision; widths come from one
 //   StaticFluid plan over waiting + placed jobs on all GPUs (the paper: "over total
-//   resources") with d = effective_d(d) = 1 today (the d cap in trial_executor.hpp), so a
-//   resize can only be 1/c <-> 1. Resizes across whole GPUs (1 <-> k, data parallel) are the
-//   part not modelled until the engine runs data-parallel jobs.
+//   resources") with the `fluid` executor's d (model_d: the cost model's useful GPUs). A
+//   packed trial first becomes whole (1/c -> 1); a later re-plan may widen it.
 // - h = remaining runtime: iterations left x the cost model's solo iteration time [S: h is
 //   remaining runtime]. alpha is measured, as Fluid profiles it [S §3]: from the trial's own
 //   last iteration while it shared its GPU with at least one other trial, alpha =
 //   (iteration time / solo estimate)^(1/(c-1)), so that h(1/c) = h1 x that ratio; 1 (the
 //   paper's ideal model) until measured [D]. With alpha = 1 no scale-up ever pays.
-// - eps = the simulated reload a move pays: the cost model's host->device copy time of the
-//   trial's weights and optimizer state (cost(gpu).h2d_ns of load_bytes) [D: the paper gives
-//   eps no value; Fluid's code restarts the trial from its checkpoint, dossier §2.6]. Not
-//   modelled: the actor restart (Fluid's band path sleeps 1 s [C trainer.py]), the tail of
-//   the draining iteration dispatched one op at a time, and the checkpoint save; an in-place
-//   resize costs nothing here (the MPS context is unchanged), where Fluid's executor would
-//   stop and relaunch the actor [C _ensure_W].
+// - eps is what the resize really costs here. Across whole GPUs: the engine's price of
+//   ctx.resize (resize_cost.hpp from the device profile and the job's model and optimizer:
+//   stop = process_reap_ns, restart = process_start_ns + context_create_ns + model_build_ns)
+//   + the checkpoint reload (load_bytes over the host link, h2d_ns) + the work lost back to
+//   the last epoch boundary (iterations since it x the solo iteration time) [D: the paper
+//   gives eps no value; Fluid's code restarts the trial from its checkpoint, dossier §2.6].
+//   1/c <-> 1: a move pays the reload only (the trial keeps its MPS context, evicted and
+//   loaded on the new GPU), an in-place change nothing. Not modelled: the code's 1 s sleep
+//   in the band path [C trainer.py] and the draining iteration dispatched one op at a time.
+// - beta = 1 (the paper's ideal data-parallel model [S]), not measured: a data-parallel
+//   trial's real iteration time (the all-reduce included) is what the engine charges, and
+//   model_d already stops at the GPU count that no longer pays.
 // - Changes take effect at the end of the trial's current iteration [S]; a move waits for an
 //   empty GPU (none: the trial keeps its width and is reconsidered at the next event) [D].
 #include <algorithm>
@@ -276,8 +285,9 @@ class DynamicFluid final : public FluidExecutor {
   std::map<JobId, double> alphas_;
 };
 
-GPUMUX_REGISTER_POLICY("dynamic_fluid", DynamicFluid,
-                       "Fluid with DynamicFluid: re-planned widths, packed <-> whole resizes");
+GPUMUX_REGISTER_POLICY(
+    "dynamic_fluid", DynamicFluid,
+    "Fluid with DynamicFluid: re-planned widths, packed <-> whole <-> k-GPU resizes");
 
 }  // namespace
 }  // namespace gpumux::policies

@@ -33,14 +33,22 @@
 //   not need for a whole trial. With no idle GPU the group has no water to share: every trial
 //   gets 1/c and may take such a free slot, or waits [D]. Trials that do not fit wait for the
 //   next re-plan.
-// - The main gap: inter-GPU widths are capped at ONE GPU (d is read and reported, but the
-//   effective d is 1: the d cap in trial_executor.hpp) because the engine does not run one job
-//   on several GPUs yet; data-parallel trials are what d > 1 needs. This executor never resizes
-//   a running trial. Knobs: c = max trials per GPU, default 2 [C: the code's executor packs
-//   c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor d = 4;
-//   band MAX_WORKER = 4], capped at 1. Paused trials leave the GPU (evicted) as in
-//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get width
-//   1. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
+// - Inter-GPU: a trial of width w >= 1 takes min(floor(w), d) idle GPUs [S] and trains
+//   data-parallel on them (Context::set_replicas: its ops on every replica at ceil(batch / k)
+//   samples, the ring all-reduce over the cluster's links, a barrier per iteration): its
+//   weights and optimizer state are loaded on each GPU's copy stream, it is dispatched on the
+//   primary (the lowest GPU), and all its GPUs are released together (a pause evicts it from
+//   every one). d: the paper takes it "from the Paleo model" [S §4.2]; with model_d (default)
+//   the cost model stands in for Paleo: d = the largest k <= the knob d for which one more GPU
+//   still shortens an iteration (compute at ceil(batch / k) + update + all-reduce) [D]. Over
+//   the figure's 10 GbE that is 1 for every zoo model (docs/figures.md, Fluid); model_d off
+//   takes the knob as the code does (executor d = 4 [C]). The plan keeps beta = 1 (ideal
+//   scaling, the paper's model [S]); this executor never resizes a running trial (Algorithm
+//   2 is `dynamic_fluid`). Knobs: c = max trials per GPU, default 2 [C: the code's executor
+//   packs c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor
+//   d = 4; band MAX_WORKER = 4]. Paused trials leave their GPUs (evicted) as in
+//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get one
+//   GPU. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
