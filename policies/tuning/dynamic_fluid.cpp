@@ -41,9 +41,11 @@
 //   1/c <-> 1: a move pays the reload only (the trial keeps its MPS context, evicted and
 //   loaded on the new GPU), an in-place change nothing. Not modelled: the code's 1 s sleep
 //   in the band path [C trainer.py] and the draining iteration dispatched one op at a time.
-// - beta = 1 (the paper's ideal data-parallel model [S]), not measured: a data-parallel
-//   trial's real iteration time (the all-reduce included) is what the engine charges, and
-//   model_d already stops at the GPU count that no longer pays.
+// - beta is measured, as alpha is [S §3: Fluid profiles]: from two consecutive iteration ends
+//   of a trial on the same k > 1 GPUs, beta = (iteration x k / one-GPU iteration)^(1/(k-1)),
+//   so that h_{i,k} = h_{i,1} / k x beta^(k-1) matches what the engine charged (compute at
+//   ceil(batch / k) plus the all-reduce); 1 (the paper's ideal) until measured [D]. With beta
+//   = 1 a scale-down across GPUs never passes the area test (k' (h1/k' + eps) >= h1).
 // - Changes take effect at the end of the trial's current iteration [S]; a move waits for an
 //   empty GPU (none: the trial keeps its width and is reconsidered at the next event) [D].
 #include <algorithm>
@@ -76,6 +78,7 @@ class DynamicFluid final : public FluidExecutor {
     TimeNs t = 0;
     std::size_t gpu = 0;
     std::size_t sharing = 0;  ///< trials on its GPU at that moment
+    std::size_t width = 1;    ///< GPUs it trains on (data-parallel when > 1)
   };
 
   std::size_t index_of(const Gpu* g) const { return static_cast<std::size_t>(g - gpus_.data()); }
@@ -100,7 +103,7 @@ class DynamicFluid final : public FluidExecutor {
       const double target = g->whole && k > 1.0 ? std::max(1.0, p.widths[i])
                             : g->whole          ? p.widths[i]
                                                 : std::min(1.0, p.widths[i]);
-      const fluid::RunningTrial t{{h1_s(ctx, job), alpha(job), beta_}, w};
+      const fluid::RunningTrial t{{h1_s(ctx, job), alpha(job), beta(job)}, w};
       // eps: what this resize really costs: across whole GPUs the engine's stop + restart +
       // reload + rollback; 1/c <-> 1 only the reload of a move (or nothing, in place).
       const bool across = w >= 1.0 && target >= 1.0;
@@ -237,7 +240,7 @@ class DynamicFluid final : public FluidExecutor {
       return;
     }
     const Gpu* g = gpu_of(job);
-    const Mark now{ctx.now(), index_of(g), occupied(*g)};
+    const Mark now{ctx.now(), index_of(g), occupied(*g), gpus_held(job).size()};
     const auto it = marks_.find(job);
     if (it != marks_.end() && it->second.gpu == now.gpu && it->second.sharing > 1 &&
         now.sharing > 1 && c_ > 1) {
@@ -247,7 +250,22 @@ class DynamicFluid final : public FluidExecutor {
         alphas_[job] = std::pow(std::max(1.0, took / solo), 1.0 / static_cast<double>(c_ - 1));
       }
     }
+    // beta from an iteration on k > 1 GPUs: h_{i,k} = h_{i,1} / k x beta^(k - 1) [S], so
+    // beta = (iteration x k / one-GPU iteration)^(1 / (k - 1)).
+    if (it != marks_.end() && it->second.gpu == now.gpu && it->second.width == now.width &&
+        now.width > 1) {
+      const double solo = unit1_ns(ctx, job);
+      const auto took = static_cast<double>(now.t - it->second.t);
+      const auto k = static_cast<double>(now.width);
+      if (solo > 0.0) betas_[job] = std::pow(std::max(1.0, took * k / solo), 1.0 / (k - 1.0));
+    }
     marks_[job] = now;
+  }
+
+  /// The trial's measured beta, else 1 [S: ideal].
+  [[nodiscard]] double beta(JobId job) const {
+    if (const auto it = betas_.find(job); it != betas_.end()) return it->second;
+    return 1.0;
   }
 
   [[nodiscard]] double alpha(JobId job) const {
@@ -280,7 +298,7 @@ class DynamicFluid final : public FluidExecutor {
   std::map<JobId, std::size_t> moves_;  ///< trial -> the GPU it moves to
   /// Whole trials resizing across GPUs at their next iteration boundary -> their new GPUs.
   std::map<JobId, std::vector<std::size_t>> resizes_;
-  double beta_ = 1.0;  ///< Algorithm 2's beta: 1, the paper's ideal data-parallel model [S]
+  std::map<JobId, double> betas_;  ///< measured beta per trial (data-parallel iterations)
   std::map<JobId, Mark> marks_;
   std::map<JobId, double> alphas_;
 };

@@ -222,22 +222,24 @@ std::uint32_t FluidExecutor::plan_d(const Context& ctx, const std::vector<JobId>
   return std::max<std::uint32_t>(d, 1);
 }
 
+double FluidExecutor::unit1_ns(const Context& ctx, JobId job) const {
+  const JobView v = ctx.job(job);
+  const DeviceId gpu = gpus_.front().device;
+  // estimate_unit_ns is at the job's current width (samples per GPU and all-reduce of its
+  // replicas), so a data-parallel trial's one-GPU time is computed here.
+  if (v.width() <= 1) return static_cast<double>(ctx.estimate_unit_ns(job, gpu));
+  const CostModel& cost = ctx.cost(gpu);
+  const LayerRange all{0, v.model().layer_count()};
+  const std::uint32_t batch = v.spec().batch;
+  return static_cast<double>(cost.op_ns(v.model(), all, batch, Pass::Forward, false) +
+                             cost.op_ns(v.model(), all, batch, Pass::Backward, false) +
+                             cost.update_kernels(v.model(), v.spec().optimizer).solo_ns());
+}
+
 double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
   const JobView v = ctx.job(job);
   const std::uint64_t left = v.total_units() - std::min(v.units_done(), v.total_units());
-  const DeviceId gpu = gpus_.front().device;
-  // h_{i,1} is the one-GPU time; estimate_unit_ns is at the job's current width (samples per
-  // GPU and all-reduce of its replicas), so a data-parallel trial's is computed here.
-  double unit = static_cast<double>(ctx.estimate_unit_ns(job, gpu));
-  if (v.width() > 1) {
-    const CostModel& cost = ctx.cost(gpu);
-    const LayerRange all{0, v.model().layer_count()};
-    const std::uint32_t batch = v.spec().batch;
-    unit = static_cast<double>(cost.op_ns(v.model(), all, batch, Pass::Forward, false) +
-                               cost.op_ns(v.model(), all, batch, Pass::Backward, false) +
-                               cost.update_kernels(v.model(), v.spec().optimizer).solo_ns());
-  }
-  return static_cast<double>(left) * unit * 1e-9;
+  return static_cast<double>(left) * unit1_ns(ctx, job) * 1e-9;
 }
 
 namespace {

@@ -84,6 +84,9 @@ class FluidExecutor : public TrialExecutor {
   /// k GPUs being the solo compute at ceil(batch / k) samples + the update + the ring
   /// all-reduce over gpus_[0..k) (Context::estimate_allreduce_ns). Cached per model and batch.
   [[nodiscard]] std::uint32_t d_for(const Context& ctx, JobId job) const;
+  /// One iteration of `job` alone on one GPU (gpus_[0]), ns: the cost model's solo time at the
+  /// whole batch, whatever the job's current width.
+  [[nodiscard]] double unit1_ns(const Context& ctx, JobId job) const;
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
   /// Algorithm 1's plan: StaticFluid over the group `waiting` only, on n = the idle GPUs
