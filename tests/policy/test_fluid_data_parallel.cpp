@@ -13,20 +13,25 @@
 // trial alone on GPU 3 still bounds the makespan below unless the 30 on 3 GPUs exceeds it, i.e.
 // unless its per-GPU iteration exceeds 0.4 x the solo one. The bound asserted, 0.40 <= ratio <=
 // 0.60, allows the 30's data-parallel run up to 18 units (per-GPU speed-up >= 1.67 of 3).
-// fluid_band with Stage 1 giving a trial 3 GPUs: test_fluid_band.cpp.
+// Also: Context::estimate_allreduce_ns by hand, d bounding a trial's GPUs, a dynamic_fluid
+// resize across GPUs paid once. fluid_band with Stage 1 giving a trial 3 GPUs: test_fluid_band.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpumux/collective_cost.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/event_fields.hpp"
 #include "gpumux/events.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/policy.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;
@@ -70,6 +75,21 @@ std::map<std::uint32_t, std::set<std::uint16_t>> devices_of(const ExperimentResu
   return out;
 }
 
+// Probes Context::estimate_allreduce_ns at a job's arrival (on 1, 2 and 4 GPUs), then rejects it.
+std::vector<DurationNs> g_probe;  // test thread only
+class AllReduceProbe final : public Policy {
+ public:
+  explicit AllReduceProbe(const PolicyArgs&) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "test_allreduce_probe"; }
+  void on_job_arrival(Context& ctx, JobId job) override {
+    const std::span<const DeviceId> gpus = ctx.gpus();
+    for (const std::size_t k : {1, 2, 4})
+      g_probe.push_back(ctx.estimate_allreduce_ns(job, gpus.first(k)));
+    ctx.reject(job, "probe");
+  }
+};
+GPUMUX_REGISTER_POLICY("test_allreduce_probe", AllReduceProbe, "estimate_allreduce_ns probe");
+
 TimeNs last_end(const ExperimentResult& r) {
   TimeNs t = 0;
   for (const Event& e : r.log.events()) {
@@ -109,6 +129,30 @@ TEST_CASE("fluid on the toy example: the 30 on 3 GPUs, the 12 on 1, the 4s packe
   WARN("toy makespan fluid / trial_per_gpu = " << ratio);
   CHECK(ratio >= 0.40);
   CHECK(ratio <= 0.60);
+}
+
+TEST_CASE("estimate_allreduce_ns: the ring over 10 GbE, by hand", "[fluid][tuning]") {
+  // 4 nodes of one V100 over the default network (10 Gbit/s, NCCL's 9.6 us per ring step):
+  // w GPUs all-reduce B bytes in 2 (w - 1) / w x 8 B / 10 ns + 2 (w - 1) x 9600 ns
+  // (collective_cost.hpp); B = alexnet's fp32 gradients (gradient_bytes).
+  nlohmann::json doc = make_config("test_allreduce_probe",
+                                   {{"jobs", nlohmann::json::array({{{"name", "train"},
+                                                                     {"kind", "training"},
+                                                                     {"model", "alexnet"},
+                                                                     {"batch", 32},
+                                                                     {"arrival_s", 0.0},
+                                                                     {"iterations", 1}}})}},
+                                   {kGpu});
+  doc.erase("devices");
+  doc["cluster"] = {{"nodes", 4}, {"gpus_per_node", 1}, {"profile", kGpu}};
+  g_probe.clear();
+  (void)run_config(doc);
+  const ModelCatalog catalog{test::source_dir() / "traces" / "models"};
+  const auto b = static_cast<double>(gradient_bytes(catalog.at("alexnet"), Precision::Fp32));
+  REQUIRE(g_probe.size() == 3);
+  CHECK(g_probe[0] == 0);
+  CHECK(g_probe[1] == std::llround(2.0 * 1 / 2 * 8 * b / 10 + 2 * 1 * 9600));
+  CHECK(g_probe[2] == std::llround(2.0 * 3 / 4 * 8 * b / 10 + 2 * 3 * 9600));
 }
 
 TEST_CASE("fluid: d bounds a trial's GPUs; d = 1 keeps every trial on one GPU", "[fluid][tuning]") {
