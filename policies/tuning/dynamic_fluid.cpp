@@ -235,7 +235,15 @@ class DynamicFluid final : public FluidExecutor {
 
   /// Measures alpha between two iteration ends on the same GPU, both shared.
   void on_running_iteration_end(Context& ctx, JobId job) override {
-    if (resizes_.contains(job)) {
+    if (const auto r = resizes_.find(job); r != resizes_.end()) {
+      const JobView v = ctx.job(job);
+      if (v.done() || !v.has_dispatchable_work()) {  // its last iteration: nothing to resize
+        for (const std::size_t i : r->second) {
+          if (gpus_[i].reserved_for == job) gpus_[i].reserved_for.reset();
+        }
+        resizes_.erase(r);
+        return;
+      }
       apply_resize(ctx, job);  // Algorithm 2: a change takes effect at the iteration's end
       return;
     }
