@@ -127,6 +127,13 @@ class EngineImpl final : public DeviceObserver, public Context {
     check_device(device, "estimate_unit_ns");
     return progress::estimate_unit_ns(states_[index_of(job)], cost_memos_[index_of(device)]);
   }
+  [[nodiscard]] DurationNs estimate_allreduce_ns(JobId job,
+                                                 std::span<const DeviceId> gpus) const override {
+    check_job(job, "estimate_allreduce_ns");
+    for (const DeviceId d : gpus) check_device(d, "estimate_allreduce_ns");
+    return allreduce_ns(states_[index_of(job)], std::vector<DeviceId>(gpus.begin(), gpus.end()),
+                        "estimate_allreduce_ns");
+  }
   [[nodiscard]] std::uint64_t load_bytes(JobId job, LayerRange range) const override {
     check_job(job, "load_bytes");
     return progress::load_bytes(states_[index_of(job)], range);

@@ -9,6 +9,11 @@
 //     its GPU becomes packable; the waiting trials are then placed as the `fluid` executor
 //     does (Algorithm 1 over the idle GPUs, the idle-GPU rule of fluid.cpp), so they join it
 //     only when no idle GPU is left for them;
+//   across whole GPUs (k -> k', data parallel), at the trial's next iteration boundary: a
+//     scale-down keeps its first k' GPUs, a scale-up (only when no job waits) takes empty
+//     GPUs (kept reserved meanwhile); applied by ctx.resize (stop, restart, back to the last
+//     epoch), then the checkpoint is loaded on each new GPU after the returned restart op;
+//     metric "resize_gpus" (sample: the new GPU count);
 //   scale up (1/c -> whole), applied only when no job waits (the paper runs DynamicFluid once
 //     no pending trial is left, §3.3): in place if the trial is alone on its GPU, else it is
 //     moved to an empty GPU (kept reserved meanwhile): it stops dispatching, finishes its
@@ -20,28 +25,37 @@
 // Faithfulness notes:
 // - Algorithm 2's tests as printed [S], via fluid::resize_decision; widths come from one
 //   StaticFluid plan over waiting + placed jobs on all GPUs (the paper: "over total
-//   resources") with d = effective_d(d) = 1 today (the d cap in trial_executor.hpp), so a
-//   resize can only be 1/c <-> 1. Resizes across whole GPUs (1 <-> k, data parallel) are the
-//   part not modelled until the engine runs data-parallel jobs.
+//   resources") with the `fluid` executor's d (model_d: the cost model's useful GPUs). A
+//   packed trial first becomes whole (1/c -> 1); a later re-plan may widen it.
 // - h = remaining runtime: iterations left x the cost model's solo iteration time [S: h is
 //   remaining runtime]. alpha is measured, as Fluid profiles it [S §3]: from the trial's own
 //   last iteration while it shared its GPU with at least one other trial, alpha =
 //   (iteration time / solo estimate)^(1/(c-1)), so that h(1/c) = h1 x that ratio; 1 (the
 //   paper's ideal model) until measured [D]. With alpha = 1 no scale-up ever pays.
-// - eps = the simulated reload a move pays: the cost model's host->device copy time of the
-//   trial's weights and optimizer state (cost(gpu).h2d_ns of load_bytes) [D: the paper gives
-//   eps no value; Fluid's code restarts the trial from its checkpoint, dossier §2.6]. Not
-//   modelled: the actor restart (Fluid's band path sleeps 1 s [C trainer.py]), the tail of
-//   the draining iteration dispatched one op at a time, and the checkpoint save; an in-place
-//   resize costs nothing here (the MPS context is unchanged), where Fluid's executor would
-//   stop and relaunch the actor [C _ensure_W].
+// - eps is what the resize really costs here. Across whole GPUs: the engine's price of
+//   ctx.resize (resize_cost.hpp from the device profile and the job's model and optimizer:
+//   stop = process_reap_ns, restart = process_start_ns + context_create_ns + model_build_ns)
+//   + the checkpoint reload (load_bytes over the host link, h2d_ns) + the work lost back to
+//   the last epoch boundary (iterations since it x the solo iteration time) [D: the paper
+//   gives eps no value; Fluid's code restarts the trial from its checkpoint, dossier §2.6].
+//   1/c <-> 1: a move pays the reload only (the trial keeps its MPS context, evicted and
+//   loaded on the new GPU), an in-place change nothing. Not modelled: the code's 1 s sleep
+//   in the band path [C trainer.py] and the draining iteration dispatched one op at a time.
+// - beta is measured, as alpha is [S §3: Fluid profiles]: from two consecutive iteration ends
+//   of a trial on the same k > 1 GPUs, beta = (iteration x k / one-GPU iteration)^(1/(k-1)),
+//   so that h_{i,k} = h_{i,1} / k x beta^(k-1) matches what the engine charged (compute at
+//   ceil(batch / k) plus the all-reduce); 1 (the paper's ideal) until measured [D]. With beta
+//   = 1 a scale-down across GPUs never passes the area test (k' (h1/k' + eps) >= h1).
 // - Changes take effect at the end of the trial's current iteration [S]; a move waits for an
 //   empty GPU (none: the trial keeps its width and is reconsidered at the next event) [D].
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 
 #include "fluid/water_filling.hpp"
+#include "gpumux/resize_cost.hpp"
+#include "gpumux/tuning_spec.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {
@@ -64,6 +78,7 @@ class DynamicFluid final : public FluidExecutor {
     TimeNs t = 0;
     std::size_t gpu = 0;
     std::size_t sharing = 0;  ///< trials on its GPU at that moment
+    std::size_t width = 1;    ///< GPUs it trains on (data-parallel when > 1)
   };
 
   std::size_t index_of(const Gpu* g) const { return static_cast<std::size_t>(g - gpus_.data()); }
@@ -75,24 +90,89 @@ class DynamicFluid final : public FluidExecutor {
     const Plan p = plan_total(ctx, active);
     if (p.jobs.empty()) return;
     std::vector<JobId> up;
+    std::vector<std::pair<JobId, std::size_t>> grow;  // whole trials to widen: job, GPUs
     for (const std::size_t i : p.order) {
       if (i < p.waiting) continue;
       const JobId job = p.jobs[i];
-      if (!ctx.job(job).trial() || moves_.contains(job)) continue;
+      if (!ctx.job(job).trial() || moves_.contains(job) || resizes_.contains(job)) continue;
       const Gpu* g = gpu_of(job);
-      const double w = g->whole ? 1.0 : 1.0 / c_;
-      const fluid::RunningTrial t{{h1_s(ctx, job), alpha(job), 1.0}, w};
-      const fluid::DynamicDecision d = fluid::resize_decision(t, p.widths[i], eps_s(ctx, job));
-      if (d.action == fluid::Resize::scale_down) {
+      const auto k = static_cast<double>(gpus_held(job).size());
+      const double w = g->whole ? k : 1.0 / c_;
+      // A packed trial first becomes whole (1/c -> 1, the move below); a whole one resizes
+      // across whole GPUs (k -> k', data parallel) or, alone on one GPU, goes packed.
+      const double target = g->whole && k > 1.0 ? std::max(1.0, p.widths[i])
+                            : g->whole          ? p.widths[i]
+                                                : std::min(1.0, p.widths[i]);
+      const fluid::RunningTrial t{{h1_s(ctx, job), alpha(job), beta(job)}, w};
+      // eps: what this resize really costs: across whole GPUs the engine's stop + restart +
+      // reload + rollback; 1/c <-> 1 only the reload of a move (or nothing, in place).
+      const bool across = w >= 1.0 && target >= 1.0;
+      const double eps = across ? resize_eps_s(ctx, job) : move_eps_s(ctx, job);
+      const fluid::DynamicDecision d = fluid::resize_decision(t, target, eps);
+      if (d.action == fluid::Resize::keep) continue;
+      if (w >= 1.0 && d.width >= 1.0) {
+        const auto to = static_cast<std::size_t>(std::floor(d.width));
+        if (d.action == fluid::Resize::scale_down) {
+          std::vector<std::size_t> keep_gpus = gpus_held(job);
+          keep_gpus.resize(to);
+          resizes_[job] = keep_gpus;  // at its next iteration boundary
+        } else {
+          grow.emplace_back(job, to);
+        }
+      } else if (d.action == fluid::Resize::scale_down) {
         gpu_of(job)->whole = false;  // in place: its GPU takes packed trials again
         ctx.record("resize_in_place", d.width);
-      } else if (d.action == fluid::Resize::scale_up) {
+      } else {
         up.push_back(job);
       }
     }
     place_waiting(ctx, plan_group(ctx, active));
     if (!waiting_.empty()) return;
     for (const JobId job : up) scale_up(ctx, job);
+    for (const auto& [job, to] : grow) widen(ctx, job, to);
+  }
+
+  /// Reserves up to `to` - k empty GPUs for a whole trial of k GPUs; it resizes onto them at
+  /// its next iteration boundary (none empty: it keeps its width until the next re-plan).
+  void widen(Context& ctx, JobId job, std::size_t to) {
+    std::vector<std::size_t> gpus = gpus_held(job);
+    for (std::size_t i = 0; i < gpus_.size() && gpus.size() < to; ++i) {
+      Gpu& g = gpus_[i];
+      if (occupied(g) > 0 || g.whole || g.reserved_for) continue;
+      g.reserved_for = job;
+      gpus.push_back(i);
+    }
+    if (gpus.size() == gpus_held(job).size()) return;
+    std::sort(gpus.begin(), gpus.end());
+    resizes_[job] = gpus;
+    if (!ctx.job(job).unit_in_progress() && ctx.job(job).ops_in_flight() == 0)
+      apply_resize(ctx, job);
+  }
+
+  /// Applies a planned resize across whole GPUs: ctx.resize (stop, restart, back to the last
+  /// epoch) onto the new GPUs, then the checkpoint reloaded on each after the restart op.
+  void apply_resize(Context& ctx, JobId job) {
+    const auto r = resizes_.find(job);
+    if (r == resizes_.end()) return;
+    const std::vector<std::size_t> to = r->second;
+    resizes_.erase(r);
+    for (const std::size_t i : to) {
+      if (gpus_[i].reserved_for == job) gpus_[i].reserved_for.reset();
+    }
+    const std::vector<StreamId> streams = replica_streams_on(job, to);
+    const OpHandle restart = ctx.resize(job, streams);
+    // Its slots on GPUs it leaves are freed; its new GPUs get its slots there.
+    for (const std::size_t i : gpus_held(job)) {
+      if (std::find(to.begin(), to.end(), i) != to.end()) continue;
+      for (Slot& s : gpus_[i].slots) {
+        if (s.job == job) s.job.reset();
+      }
+      if (occupied(gpus_[i]) == 0) gpus_[i].whole = false;
+    }
+    marks_.erase(job);
+    occupy_whole(ctx, to, job, {restart}, /*resized=*/true);
+    ctx.record("resize_gpus", static_cast<double>(to.size()));
+    advance(ctx);  // GPUs it left are idle
   }
 
   void scale_up(Context& ctx, JobId job) {
@@ -143,14 +223,32 @@ class DynamicFluid final : public FluidExecutor {
       gpus_[m->second].reserved_for.reset();
       moves_.erase(m);
     }
+    if (const auto r = resizes_.find(job); r != resizes_.end()) {
+      for (const std::size_t i : r->second) {
+        if (gpus_[i].reserved_for == job) gpus_[i].reserved_for.reset();
+      }
+      resizes_.erase(r);
+    }
     marks_.erase(job);
     FluidExecutor::release(job);
   }
 
   /// Measures alpha between two iteration ends on the same GPU, both shared.
   void on_running_iteration_end(Context& ctx, JobId job) override {
+    if (const auto r = resizes_.find(job); r != resizes_.end()) {
+      const JobView v = ctx.job(job);
+      if (v.done() || !v.has_dispatchable_work()) {  // its last iteration: nothing to resize
+        for (const std::size_t i : r->second) {
+          if (gpus_[i].reserved_for == job) gpus_[i].reserved_for.reset();
+        }
+        resizes_.erase(r);
+        return;
+      }
+      apply_resize(ctx, job);  // Algorithm 2: a change takes effect at the iteration's end
+      return;
+    }
     const Gpu* g = gpu_of(job);
-    const Mark now{ctx.now(), index_of(g), occupied(*g)};
+    const Mark now{ctx.now(), index_of(g), occupied(*g), gpus_held(job).size()};
     const auto it = marks_.find(job);
     if (it != marks_.end() && it->second.gpu == now.gpu && it->second.sharing > 1 &&
         now.sharing > 1 && c_ > 1) {
@@ -160,27 +258,62 @@ class DynamicFluid final : public FluidExecutor {
         alphas_[job] = std::pow(std::max(1.0, took / solo), 1.0 / static_cast<double>(c_ - 1));
       }
     }
+    // beta from an iteration on k > 1 GPUs: h_{i,k} = h_{i,1} / k x beta^(k - 1) [S], so
+    // beta = (iteration x k / one-GPU iteration)^(1 / (k - 1)).
+    if (it != marks_.end() && it->second.gpu == now.gpu && it->second.width == now.width &&
+        now.width > 1) {
+      const double solo = unit1_ns(ctx, job);
+      const auto took = static_cast<double>(now.t - it->second.t);
+      const auto k = static_cast<double>(now.width);
+      if (solo > 0.0) betas_[job] = std::pow(std::max(1.0, took * k / solo), 1.0 / (k - 1.0));
+    }
     marks_[job] = now;
+  }
+
+  /// The trial's measured beta, else 1 [S: ideal].
+  [[nodiscard]] double beta(JobId job) const {
+    if (const auto it = betas_.find(job); it != betas_.end()) return it->second;
+    return 1.0;
   }
 
   [[nodiscard]] double alpha(JobId job) const {
     const auto it = alphas_.find(job);
     return it == alphas_.end() ? 1.0 : it->second;
   }
+  /// eps, seconds: a resize's real price as the engine charges it (resize_cost.hpp): stop
+  /// (reap) + restart (process start, context, model build) on the device profile, + the
+  /// reload of the checkpoint (load_bytes over the host link, h2d_ns) + the work lost back
+  /// to the last epoch boundary (iterations since it x the solo iteration time).
+  [[nodiscard]] double resize_eps_s(const Context& ctx, JobId job) const {
+    const DeviceId gpu = gpus_.front().device;
+    const JobView v = ctx.job(job);
+    const LayerRange all{0, v.model().layer_count()};
+    const std::uint64_t per_epoch =
+        v.trial() ? std::max<std::uint64_t>(1, v.spec().trial->tuning->iterations_per_epoch()) : 1;
+    const ResizeCost c =
+        resize_cost(ctx.cost(gpu).profile(), v.model(), v.spec().optimizer, Precision::Fp32,
+                    ResizeProgress{v.iterations_done(), per_epoch, ctx.estimate_unit_ns(job, gpu)});
+    const DurationNs reload = ctx.cost(gpu).h2d_ns(ctx.load_bytes(job, all), false);
+    return static_cast<double>(c.stop_ns + c.restart_ns + reload + c.lost_work_ns) * 1e-9;
+  }
   /// The reload a move pays, seconds: the trial's weights and state copied host -> device.
-  [[nodiscard]] double eps_s(const Context& ctx, JobId job) const {
+  [[nodiscard]] double move_eps_s(const Context& ctx, JobId job) const {
     const DeviceId gpu = gpus_.front().device;
     const LayerRange all{0, ctx.job(job).model().layer_count()};
     return static_cast<double>(ctx.cost(gpu).h2d_ns(ctx.load_bytes(job, all), false)) * 1e-9;
   }
 
   std::map<JobId, std::size_t> moves_;  ///< trial -> the GPU it moves to
+  /// Whole trials resizing across GPUs at their next iteration boundary -> their new GPUs.
+  std::map<JobId, std::vector<std::size_t>> resizes_;
+  std::map<JobId, double> betas_;  ///< measured beta per trial (data-parallel iterations)
   std::map<JobId, Mark> marks_;
   std::map<JobId, double> alphas_;
 };
 
-GPUMUX_REGISTER_POLICY("dynamic_fluid", DynamicFluid,
-                       "Fluid with DynamicFluid: re-planned widths, packed <-> whole resizes");
+GPUMUX_REGISTER_POLICY(
+    "dynamic_fluid", DynamicFluid,
+    "Fluid with DynamicFluid: re-planned widths, packed <-> whole <-> k-GPU resizes");
 
 }  // namespace
 }  // namespace gpumux::policies

@@ -33,14 +33,22 @@
 //   not need for a whole trial. With no idle GPU the group has no water to share: every trial
 //   gets 1/c and may take such a free slot, or waits [D]. Trials that do not fit wait for the
 //   next re-plan.
-// - The main gap: inter-GPU widths are capped at ONE GPU (d is read and reported, but the
-//   effective d is 1: the d cap in trial_executor.hpp) because the engine does not run one job
-//   on several GPUs yet; data-parallel trials are what d > 1 needs. This executor never resizes
-//   a running trial. Knobs: c = max trials per GPU, default 2 [C: the code's executor packs
-//   c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor d = 4;
-//   band MAX_WORKER = 4], capped at 1. Paused trials leave the GPU (evicted) as in
-//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get width
-//   1. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
+// - Inter-GPU: a trial of width w >= 1 takes min(floor(w), d) idle GPUs [S] and trains
+//   data-parallel on them (Context::set_replicas: its ops on every replica at ceil(batch / k)
+//   samples, the ring all-reduce over the cluster's links, a barrier per iteration): its
+//   weights and optimizer state are loaded on each GPU's copy stream, it is dispatched on the
+//   primary (the lowest GPU), and all its GPUs are released together (a pause evicts it from
+//   every one). d: the paper takes it "from the Paleo model" [S §4.2]; with model_d (default)
+//   the cost model stands in for Paleo: d = the largest k <= the knob d for which one more GPU
+//   still shortens an iteration (compute at ceil(batch / k) + update + all-reduce) [D]. Over
+//   the figure's 10 GbE that is 1 for every zoo model (docs/figures.md, Fluid); model_d off
+//   takes the knob as the code does (executor d = 4 [C]). The plan keeps beta = 1 (ideal
+//   scaling, the paper's model [S]); this executor never resizes a running trial (Algorithm
+//   2 is `dynamic_fluid`). Knobs: c = max trials per GPU, default 2 [C: the code's executor
+//   packs c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor
+//   d = 4; band MAX_WORKER = 4]. Paused trials leave their GPUs (evicted) as in
+//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get one
+//   GPU. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +57,7 @@
 #include <vector>
 
 #include "fluid/water_filling.hpp"
+#include "gpumux/cost_model.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {
@@ -60,7 +69,9 @@ ParamSpecs FluidExecutor::knob_specs() {
   return ParamSpecs{
       param::integer("depth", 2, "ops of each trial queued or in flight"),
       param::integer("c", 2, "max trials packed on one GPU [C: Fluid code's packing]"),
-      param::integer("d", 4, "max GPUs per trial [C]; capped at 1 until data-parallel trials")};
+      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 [C: executor d = 4]"),
+      param::flag("model_d", true,
+                  "cap d per model by the cost model's useful GPUs [S: d from Paleo]")};
 }
 
 const ParamSpecs& FluidExecutor::param_specs() {
@@ -76,6 +87,7 @@ void FluidExecutor::read_knobs(ParamReader& p) {
   if (d < 1 || d > 64) p.fail("d", "must be in [1, 64]");
   c_ = static_cast<std::uint32_t>(c);
   d_ = static_cast<std::uint32_t>(d);
+  model_d_ = p.flag("model_d");
 }
 
 void FluidExecutor::on_start(Context& ctx) {
@@ -115,26 +127,119 @@ FluidExecutor::Slot* FluidExecutor::slot_of(JobId job) {
 std::optional<TrialExecutor::Home> FluidExecutor::home_of(JobId job) {
   for (const Gpu& g : gpus_) {
     for (const Slot& s : g.slots) {
-      if (s.job && *s.job == job) return Home{std::span<const DeviceId>(&g.device, 1), s.s.compute};
+      if (!s.job || *s.job != job) continue;
+      // The first GPU holding it is its primary (a data-parallel trial's GPUs are ascending).
+      if (const auto r = replica_devices_.find(job); r != replica_devices_.end()) {
+        return Home{std::span<const DeviceId>(r->second), s.s.compute};
+      }
+      return Home{std::span<const DeviceId>(&g.device, 1), s.s.compute};
     }
   }
   return std::nullopt;
 }
 
 void FluidExecutor::release(JobId job) {
-  Gpu* g = gpu_of(job);
-  if (g == nullptr) return;
-  for (Slot& s : g->slots) {
-    if (s.job && *s.job == job) s.job.reset();
+  // Every GPU it holds is freed together (a data-parallel trial holds one slot of each).
+  for (Gpu& g : gpus_) {
+    bool held = false;
+    for (Slot& s : g.slots) {
+      if (s.job && *s.job == job) {
+        s.job.reset();
+        held = true;
+      }
+    }
+    if (held && occupied(g) == 0) g.whole = false;
   }
-  if (occupied(*g) == 0) g->whole = false;
+  replica_devices_.erase(job);
+}
+
+std::vector<std::size_t> FluidExecutor::gpus_held(JobId job) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    for (const Slot& s : gpus_[i].slots) {
+      if (s.job && *s.job == job) {
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<StreamId> FluidExecutor::replica_streams_on(
+    JobId job, const std::vector<std::size_t>& gpus) const {
+  std::vector<StreamId> out;
+  for (const std::size_t i : gpus) {
+    const Slot* pick = nullptr;
+    for (const Slot& s : gpus_[i].slots) {
+      if (s.job && *s.job == job) pick = &s;
+    }
+    for (const Slot& s : gpus_[i].slots) {
+      if (pick == nullptr && !s.job) pick = &s;
+    }
+    if (pick != nullptr) out.push_back(pick->s.compute);
+  }
+  return out;
+}
+
+std::uint32_t FluidExecutor::d_for(const Context& ctx, JobId job) const {
+  const JobView v = ctx.job(job);
+  if (!v.training() || gpus_.size() < 2) return 1;
+  const auto key = std::make_pair(std::string(v.model().name()), v.spec().batch);
+  if (const auto it = d_cache_.find(key); it != d_cache_.end()) return it->second;
+  const DeviceId gpu = gpus_.front().device;
+  const CostModel& cost = ctx.cost(gpu);
+  const LayerRange all{0, v.model().layer_count()};
+  const DurationNs update = cost.update_kernels(v.model(), v.spec().optimizer).solo_ns();
+  std::vector<DeviceId> devices;
+  const auto iteration_ns = [&](std::uint32_t k) {
+    const std::uint32_t samples = (v.spec().batch + k - 1) / k;
+    return cost.op_ns(v.model(), all, samples, Pass::Forward, false) +
+           cost.op_ns(v.model(), all, samples, Pass::Backward, false) + update +
+           ctx.estimate_allreduce_ns(job, devices);
+  };
+  devices.push_back(gpu);
+  DurationNs best = iteration_ns(1);
+  std::uint32_t d = 1;
+  const auto cap = static_cast<std::uint32_t>(std::min<std::size_t>(d_, gpus_.size()));
+  for (std::uint32_t k = 2; k <= cap; ++k) {
+    devices.push_back(gpus_[k - 1].device);
+    const DurationNs t = iteration_ns(k);
+    if (t >= best) break;  // one more worker no longer pays for its all-reduce share
+    best = t;
+    d = k;
+  }
+  d_cache_[key] = d;
+  return d;
+}
+
+std::uint32_t FluidExecutor::plan_d(const Context& ctx, const std::vector<JobId>& jobs) const {
+  if (!model_d_) return d_;
+  std::uint32_t d = d_;
+  for (const JobId j : jobs) {
+    if (ctx.job(j).trial()) d = std::min(d, d_for(ctx, j));
+  }
+  return std::max<std::uint32_t>(d, 1);
+}
+
+double FluidExecutor::unit1_ns(const Context& ctx, JobId job) const {
+  const JobView v = ctx.job(job);
+  const DeviceId gpu = gpus_.front().device;
+  // estimate_unit_ns is at the job's current width (samples per GPU and all-reduce of its
+  // replicas), so a data-parallel trial's one-GPU time is computed here.
+  if (v.width() <= 1) return static_cast<double>(ctx.estimate_unit_ns(job, gpu));
+  const CostModel& cost = ctx.cost(gpu);
+  const LayerRange all{0, v.model().layer_count()};
+  const std::uint32_t batch = v.spec().batch;
+  return static_cast<double>(cost.op_ns(v.model(), all, batch, Pass::Forward, false) +
+                             cost.op_ns(v.model(), all, batch, Pass::Backward, false) +
+                             cost.update_kernels(v.model(), v.spec().optimizer).solo_ns());
 }
 
 double FluidExecutor::h1_s(const Context& ctx, JobId job) const {
   const JobView v = ctx.job(job);
   const std::uint64_t left = v.total_units() - std::min(v.units_done(), v.total_units());
-  const auto unit = static_cast<double>(ctx.estimate_unit_ns(job, gpus_.front().device));
-  return static_cast<double>(left) * unit * 1e-9;
+  return static_cast<double>(left) * unit1_ns(ctx, job) * 1e-9;
 }
 
 namespace {
@@ -159,7 +264,7 @@ FluidExecutor::Plan FluidExecutor::plan_group(const Context& ctx,
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(idle_gpus().size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, plan_d(ctx, p.jobs)});
   p.order = fluid::fluid_order(models);
   return p;
 }
@@ -171,14 +276,17 @@ FluidExecutor::Plan FluidExecutor::plan_total(const Context& ctx,
   p.waiting = waiting.size();
   for (const Gpu& g : gpus_) {
     for (const Slot& s : g.slots) {
-      if (s.job) p.jobs.push_back(*s.job);
+      // A data-parallel trial holds a slot on each of its GPUs: planned once.
+      if (s.job && std::find(p.jobs.begin(), p.jobs.end(), *s.job) == p.jobs.end()) {
+        p.jobs.push_back(*s.job);
+      }
     }
   }
   std::vector<fluid::TrialModel> models;
   models.reserve(p.jobs.size());
   for (const JobId j : p.jobs) models.push_back(fluid::TrialModel{h1_s(ctx, j)});
   const auto n = static_cast<std::uint32_t>(gpus_.size());
-  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, effective_d(d_)});
+  p.widths = water_fill(models, n, fluid::FluidKnobs{c_, plan_d(ctx, p.jobs)});
   p.order = fluid::fluid_order(models);
   return p;
 }
@@ -209,20 +317,33 @@ void FluidExecutor::place_waiting(Context& ctx, const Plan& p) {
   const auto is_packed = [&](std::size_t i) {
     return ctx.job(p.jobs[i]).trial() && p.widths[i] < 1.0;
   };
-  std::size_t wholes_left = 0;
-  for (std::size_t i = 0; i < p.waiting; ++i) wholes_left += is_packed(i) ? 0 : 1;
+  // A whole trial's GPUs: floor(width), already <= d [S]; an ordinary job takes one.
+  const auto gpus_wanted = [&](std::size_t i) -> std::size_t {
+    if (!ctx.job(p.jobs[i]).trial()) return 1;
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(p.widths[i])));
+  };
+  std::size_t wholes_left = 0;  // idle GPUs the plan's whole trials still want
+  for (std::size_t i = 0; i < p.waiting; ++i) wholes_left += is_packed(i) ? 0 : gpus_wanted(i);
   std::vector<JobId> left;
   for (const std::size_t i : p.order) {
     if (i >= p.waiting) continue;  // already placed
     const JobId job = p.jobs[i];
     if (!is_packed(i)) {
-      // Width >= 1: alone on an idle GPU (d > 1 would take ceil(width) of them).
-      --wholes_left;
-      if (next_idle < idle.size()) {
-        occupy(ctx, idle[next_idle++], job, /*packed=*/false);
-      } else {
+      // Width k >= 1: alone on k idle GPUs, data-parallel when k >= 2 (fewer if fewer are
+      // left: the plan's widths sum to at most the idle GPUs, so only a rounding gap).
+      const std::size_t want = gpus_wanted(i);
+      wholes_left -= std::min(wholes_left, want);
+      const std::size_t take = std::min(want, idle.size() - next_idle);
+      if (take == 0) {
         left.push_back(job);
+        continue;
       }
+      occupy_whole(
+          ctx,
+          std::vector<std::size_t>(idle.begin() + static_cast<std::ptrdiff_t>(next_idle),
+                                   idle.begin() + static_cast<std::ptrdiff_t>(next_idle + take)),
+          job);
+      next_idle += take;
       continue;
     }
     std::optional<std::size_t> gpu;
@@ -276,10 +397,46 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     if (s.job) continue;
     s.job = job;
     g.whole = !packed;
+    // Back from several GPUs (paused, now placed on one): its single replica is this slot.
+    if (ctx.job(job).width() > 1) ctx.set_replicas(job, std::span<const StreamId>(&s.s.compute, 1));
     load_whole(ctx, job, s.s.copy);
     keep(ctx, job);  // the executor's own dispatch rule (Stage 0 dispatches one op at a time)
     return;
   }
+}
+
+void FluidExecutor::occupy_whole(Context& ctx, const std::vector<std::size_t>& gpus, JobId job,
+                                 const std::vector<OpHandle>& after, bool resized) {
+  if (gpus.size() == 1 && !resized && gpus_held(job).empty()) {
+    occupy(ctx, gpus.front(), job, /*packed=*/false);
+    return;
+  }
+  const std::vector<StreamId> streams = replica_streams_on(job, gpus);
+  std::vector<DeviceId> devices;
+  std::vector<StreamId> copies;
+  for (const std::size_t i : gpus) {
+    Gpu& g = gpus_[i];
+    Slot* pick = nullptr;
+    for (Slot& s : g.slots) {
+      if (s.job && *s.job == job) pick = &s;
+    }
+    for (Slot& s : g.slots) {
+      if (pick == nullptr && !s.job) pick = &s;
+    }
+    pick->job = job;
+    g.whole = true;
+    devices.push_back(g.device);
+    copies.push_back(pick->s.copy);
+  }
+  if (devices.size() > 1) {
+    replica_devices_[job] = devices;
+  } else {
+    replica_devices_.erase(job);
+  }
+  if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) ctx.set_replicas(job, streams);
+  // Each replica holds the whole state (weights + optimizer state), loaded over its own link.
+  for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
+  keep(ctx, job);
 }
 
 namespace {

@@ -7,14 +7,17 @@
 //   Stage 1 (offline packing): once no trial is profiling or waiting to, the profiled trials
 //     are placed by fluid::band_stage1_packing (policies/fluid/band_packing.hpp) over all GPUs:
 //     each gets a GPU and a share (0.6 / 0.4 when packed, 1 otherwise) and waits in that GPU's
-//     queue until the shares running there leave room for its own (capacity 1).
+//     queue until the shares running there leave room for its own (capacity 1). A trial given
+//     several GPUs (the distributed and even branches, at most d) waits in its first GPU's
+//     queue until all of them are empty, then trains data-parallel on them (set_replicas).
 //   Stage 2 (online): promotions and stops are the tuner's (gpumux's successive halving /
 //     Hyperband tuners); a promoted trial returns to its GPU's queue with its share. Elastic
 //     scale-up: when a GPU holds no trial and has no queue, the running trial with the largest
 //     remaining time (iteration time x iterations left in its rung) is chosen if that is >=
-//     scale_up_s and it has fewer than 3 extra GPUs; the choice is recorded (metric
-//     "band_scale_up_wanted", sample: its remaining seconds) but not applied: it needs a
-//     data-parallel trial, so it waits for the d cap (trial_executor.hpp) to rise.
+//     scale_up_s and it has fewer than 3 extra GPUs (and fewer than d in all); it is given
+//     that GPU (metric "band_scale_up", sample: its remaining seconds), applied at the trial's
+//     next restart as the code does [C §2.6 b]: when it is next placed (promoted after a
+//     pause) it trains data-parallel on its GPU plus its extra GPUs that are empty then.
 // Packed trials run in their own MPS client contexts (c per GPU), so their interference comes
 // from the simulated GPU's sharing model.
 //
@@ -27,9 +30,17 @@
 // - [C] Shares are admission accounting only (Ray's fractional num_gpus), not SM limits: the
 //   code sets no MPS thread percentage.
 // - [C] Elastic scale-up threshold 10 s of remaining time, at most 3 extra GPUs; MAX_WORKER
-//   = d = 4. Trials of more than one GPU (the distributed and even branches, scale-ups) run
-//   on their first GPU only: the d cap; "band_gpus_capped" records each such trial's GPU
-//   count. This is the main gap.
+//   = d = 4. Trials of several GPUs train data-parallel (the engine's ring all-reduce over
+//   the cluster's links per iteration; the code's DDP workers with NCCL). A restart on more
+//   GPUs pays the ordinary placement: the checkpoint loaded on each GPU; the code's 1 s sleep
+//   and worker restart are not modelled [D]. A scale-up's extra GPU is not held for the trial
+//   until its restart (the code only records it too) [C].
+// - [C] Hyperband-specific: the code runs this scheduler with Hyperband brackets only (its
+//   group is a bracket). Under an asynchronous tuner (ASHA) groups are the few trials freed at
+//   one instant, so every new trial pays Stage 0 (one solo iteration, then parked and
+//   evicted, then reloaded) and then waits in its Stage 1 GPU's queue (placed without regard
+//   to what runs there) while other GPUs may be idle: the ASHA sweep's low speed-up
+//   (docs/figures.md, Fluid) is that design, not an executor bug.
 // - [D] A group is the trials that arrive (or are resumed unprofiled) before Stage 1 runs; the
 //   code's group is a Hyperband bracket. Stage 0 trials take empty GPUs after the GPU queues
 //   are served, FIFO. Each GPU queue is FIFO in Stage 1's order (head-of-line blocking).
@@ -38,7 +49,6 @@
 //   the time measured is device time (the code's time_this_iter_s is wall time of a solo step).
 #include <algorithm>
 #include <map>
-#include <set>
 #include <vector>
 
 #include "fluid/band_packing.hpp"
@@ -100,6 +110,8 @@ class FluidBand final : public FluidExecutor {
   struct Assigned {
     std::size_t gpu = 0;
     double share = 1.0;
+    std::vector<std::size_t> gpus;  ///< Stage 1's GPUs (the first is `gpu`), then scale-ups
+    std::size_t stage1_gpus = 1;    ///< how many of `gpus` Stage 1 gave
   };
 
   void advance(Context& ctx) override {
@@ -146,11 +158,14 @@ class FluidBand final : public FluidExecutor {
         fluid::band_stage1_packing(times, static_cast<std::uint32_t>(gpus_.size()), knobs_);
     for (const std::size_t i : p.order) {
       const auto& slots = p.slots[i];
-      if (slots.size() > effective_d(d_)) {
-        ctx.record("band_gpus_capped", static_cast<double>(slots.size()));
+      std::vector<std::size_t> gpus;
+      for (const auto& sl : slots) {
+        if (gpus.size() < d_ && std::find(gpus.begin(), gpus.end(), sl.gpu) == gpus.end()) {
+          gpus.push_back(sl.gpu);
+        }
       }
-      // d > 1: the trial's replicas would take slots[1..] too.
-      assigned_[jobs[i]] = Assigned{slots.front().gpu, slots.front().share};
+      if (gpus.size() > 1) ctx.record("band_gpus", static_cast<double>(gpus.size()));
+      assigned_[jobs[i]] = Assigned{slots.front().gpu, slots.front().share, gpus, gpus.size()};
       queues_[slots.front().gpu].push_back(jobs[i]);
     }
   }
@@ -173,24 +188,46 @@ class FluidBand final : public FluidExecutor {
           q.pop_front();
           continue;
         }
-        const double share = assigned_[job].share;
+        const Assigned& a = assigned_[job];
+        const double share = a.share;
         Gpu& gpu = gpus_[g];
         if (gpu.whole || occupied(gpu) == gpu.slots.size() ||
             used_share(gpu) + share > 1.0 + kSlack) {
           break;
         }
+        // Several GPUs (Stage 1's, Stage 2's extra ones): the others must be empty [D]; a
+        // scale-up GPU busy now is skipped, Stage 1's are waited for.
+        std::vector<std::size_t> on{g};
+        bool ready = true;
+        for (std::size_t k = 1; k < a.gpus.size(); ++k) {
+          const std::size_t o = a.gpus[k];
+          const bool empty = occupied(gpus_[o]) == 0 && !gpus_[o].reserved_for;
+          if (empty) {
+            on.push_back(o);
+          } else if (k < a.stage1_gpus) {
+            ready = false;
+          }
+        }
+        if (!ready) break;
         q.pop_front();
         shares_[job] = share;
-        occupy(ctx, g, job, /*packed=*/share < 1.0);
+        if (on.size() > 1) {
+          std::sort(on.begin(), on.end());
+          occupy_whole(ctx, on, job);
+        } else {
+          occupy(ctx, g, job, /*packed=*/share < 1.0);
+        }
       }
     }
   }
 
-  /// The code's elastic scale-up choice; recorded, applied once d > 1 is possible.
+  /// The code's elastic scale-up: the idle GPU goes to the running trial with the most
+  /// remaining time, taken at its next restart.
   void stage2(Context& ctx) {
-    const bool idle = std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& g) {
-      return occupied(g) == 0 && queues_[static_cast<std::size_t>(&g - gpus_.data())].empty();
-    });
+    std::optional<std::size_t> idle;
+    for (std::size_t g = 0; g < gpus_.size() && !idle; ++g) {
+      if (occupied(gpus_[g]) == 0 && queues_[g].empty() && !gpus_[g].reserved_for) idle = g;
+    }
     if (!idle) return;
     std::optional<JobId> best;
     double best_s = -1.0;
@@ -208,8 +245,13 @@ class FluidBand final : public FluidExecutor {
     }
     constexpr int kMaxExtraGpus = 3;  // [C scheduler.py: fewer than 3 extra GPUs]
     if (!best || best_s < scale_up_s_ || extra_[*best] >= kMaxExtraGpus) return;
-    if (scale_up_recorded_.insert(*best).second) ctx.record("band_scale_up_wanted", best_s);
-    // d > 1 (trial_executor.hpp's cap): ++extra_[*best] and add a replica on the idle GPU.
+    const auto a = assigned_.find(*best);
+    if (a == assigned_.end() || a->second.gpus.size() >= d_) return;
+    auto& gpus = a->second.gpus;
+    if (std::find(gpus.begin(), gpus.end(), *idle) != gpus.end()) return;
+    gpus.push_back(*idle);  // taken at its next restart (placement), if empty then
+    ++extra_[*best];
+    ctx.record("band_scale_up", best_s);
   }
 
   /// Stage 0: one op at a time; after its first iteration the trial is measured and parked.
@@ -246,8 +288,7 @@ class FluidBand final : public FluidExecutor {
   std::map<JobId, double> iter_s_;  ///< Stage 0's measured iteration time, seconds
   std::map<JobId, Assigned> assigned_;
   std::map<JobId, double> shares_;  ///< share of each placed job (1 = whole)
-  std::map<JobId, int> extra_;      ///< extra GPUs given by Stage 2 (0 while d is capped)
-  std::set<JobId> scale_up_recorded_;
+  std::map<JobId, int> extra_;      ///< extra GPUs given by Stage 2
   std::deque<JobId> to_profile_;
   std::vector<JobId> to_pack_;
   std::vector<std::deque<JobId>> queues_;  ///< per GPU, Stage 1 order

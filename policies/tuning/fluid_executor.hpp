@@ -2,9 +2,10 @@
 // dynamic_fluid.cpp derives DynamicFluid from it): per GPU, c MPS client contexts opened warm
 // ("slots"), a re-plan at the end of each instant with lifecycle events, StaticFluid widths for
 // the waiting trials (the TrialGroup) over the idle GPUs (policies/fluid/water_filling.hpp,
-// Algorithm 1), and the placement of that group in fluid
-// order (place_waiting: the idle-GPU rule). Faithfulness notes live with each registered
-// executor.
+// Algorithm 1), and the placement of that group in fluid order (place_waiting: the idle-GPU
+// rule). A trial of width k >= 2 trains data-parallel (Context::set_replicas) on k whole GPUs,
+// one slot of each, the first its primary; all its GPUs are taken and released together.
+// Faithfulness notes live with each registered executor.
 //
 // Units: h1 in seconds (double, the planner's unit); widths in GPUs. Thread rules: one engine
 // thread drives the policy; nothing is shared.
@@ -13,7 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/job_runner.hpp"
@@ -72,10 +76,21 @@ class FluidExecutor : public TrialExecutor {
   /// The re-plan itself: plans the waiting jobs and places them (only when some wait).
   virtual void replan(Context& ctx);
 
+  /// The d a plan uses for `jobs`: the knob d, and with model_d the smallest d_for over the
+  /// trials among them (one tuning job's trials share one model, so one value).
+  [[nodiscard]] std::uint32_t plan_d(const Context& ctx, const std::vector<JobId>& jobs) const;
+  /// The paper's d "from the Paleo model" [S §4.2] with gpumux's cost model standing in: the
+  /// largest k <= d such that one iteration on 1..k GPUs keeps getting faster, an iteration on
+  /// k GPUs being the solo compute at ceil(batch / k) samples + the update + the ring
+  /// all-reduce over gpus_[0..k) (Context::estimate_allreduce_ns). Cached per model and batch.
+  [[nodiscard]] std::uint32_t d_for(const Context& ctx, JobId job) const;
+  /// One iteration of `job` alone on one GPU (gpus_[0]), ns: the cost model's solo time at the
+  /// whole batch, whatever the job's current width.
+  [[nodiscard]] double unit1_ns(const Context& ctx, JobId job) const;
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
   /// Algorithm 1's plan: StaticFluid over the group `waiting` only, on n = the idle GPUs
-  /// (idle_gpus().size()), d = effective_d(d). With no idle GPU every trial gets 1/c [D].
+  /// (idle_gpus().size()), d = the knob d. With no idle GPU every trial gets 1/c [D].
   [[nodiscard]] Plan plan_group(const Context& ctx, const std::deque<JobId>& waiting) const;
   /// Algorithm 2's view: StaticFluid over `waiting` then every placed job, on all GPUs.
   [[nodiscard]] Plan plan_total(const Context& ctx, const std::deque<JobId>& waiting) const;
@@ -91,11 +106,28 @@ class FluidExecutor : public TrialExecutor {
       const std::vector<std::size_t>& shelf) const;
   /// Puts `job` in a free slot of gpus_[gpu], loads its weights and starts its work.
   void occupy(Context& ctx, std::size_t gpu, JobId job, bool packed);
+  /// Puts `job` alone on gpus_[g] for every g of `gpus` (ascending; the first is the primary):
+  /// a free slot of each, its weights loaded on each GPU's copy stream (after `after`, e.g. a
+  /// resize's restart op), its replicas set on those slots' compute streams when it is not
+  /// already trained there (set_replicas; `resized`: ctx.resize set them), then its work.
+  void occupy_whole(Context& ctx, const std::vector<std::size_t>& gpus, JobId job,
+                    const std::vector<OpHandle>& after = {}, bool resized = false);
+  /// The gpus_ indices a job holds, ascending (its primary first); empty if not placed.
+  [[nodiscard]] std::vector<std::size_t> gpus_held(JobId job) const;
+  /// The compute streams of `job`'s slots on `gpus` (it must hold a slot on each, or the first
+  /// free slot is named), in that order: the replicas set_replicas / resize takes.
+  [[nodiscard]] std::vector<StreamId> replica_streams_on(
+      JobId job, const std::vector<std::size_t>& gpus) const;
 
   bool replan_pending_ = false;  ///< a zero-delay re-plan timer is set
   std::uint32_t c_ = 2;
   std::uint32_t d_ = 4;
+  bool model_d_ = true;  ///< cap each trial's width by the cost model's useful GPUs (d_for)
   std::vector<Gpu> gpus_;
+  /// Placed data-parallel trials (2+ GPUs): the devices, Home's storage, primary first.
+  std::map<JobId, std::vector<DeviceId>> replica_devices_;
+  /// d_for's cache: (model name, batch) -> d.
+  mutable std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> d_cache_;
 
  private:
   void read_knobs(ParamReader& p);

@@ -13,7 +13,6 @@
 // Thread rules: a policy object is driven by one engine thread; nothing here is shared.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -23,17 +22,6 @@
 #include "gpumux/policy.hpp"
 
 namespace gpumux::policies {
-
-/// THE d CAP, the single place to switch: the most GPUs one trial runs on in this engine.
-/// 1 until the engine runs data-parallel jobs (a job's compute on several GPUs); the Fluid
-/// executors read their `d` knob through effective_d(), so raising this constant (and
-/// loading + dispatching a trial on every GPU its Home lists) is what d > 1 needs.
-inline constexpr std::uint32_t kEngineMaxGpusPerTrial = 1;
-
-/// The knob d as the engine can honour it: min(d, kEngineMaxGpusPerTrial).
-[[nodiscard]] constexpr std::uint32_t effective_d(std::uint32_t d) noexcept {
-  return std::min(d, kEngineMaxGpusPerTrial);
-}
 
 class TrialExecutor : public Policy {
  public:
@@ -48,9 +36,10 @@ class TrialExecutor : public Policy {
   /// `depth`: ops of each placed job queued or in flight on its compute stream.
   explicit TrialExecutor(std::size_t depth) : depth_(depth) {}
 
-  /// Where a placed job runs: the GPUs it holds (size <= kEngineMaxGpusPerTrial; the storage
-  /// belongs to the derived executor and lives as long as the placement) and the compute
-  /// stream its work is dispatched on.
+  /// Where a placed job runs: the GPUs it holds (one, or its replicas' GPUs when it trains
+  /// data-parallel, Context::set_replicas; the storage belongs to the derived executor and
+  /// lives as long as the placement) and the compute stream its work is dispatched on (the
+  /// primary replica's).
   struct Home {
     std::span<const DeviceId> gpus;
     StreamId compute{};

@@ -22,7 +22,6 @@
 #include "gpumux/event_fields.hpp"
 #include "gpumux/events.hpp"
 #include "test_support.hpp"
-#include "tuning/trial_executor.hpp"
 
 using namespace gpumux;
 using gpumux::test::make_config;
@@ -120,14 +119,4 @@ TEST_CASE("dynamic_fluid: the same seed gives identical events", "[fluid][tuning
   const ExperimentResult a = run_config(config("dynamic_fluid", 2, 3, 64));
   const ExperimentResult b = run_config(config("dynamic_fluid", 2, 3, 64));
   CHECK(a.log.events() == b.log.events());
-}
-
-TEST_CASE("the d cap: effective_d is 1, so fluid's d knob changes nothing yet", "[fluid][tuning]") {
-  STATIC_REQUIRE(gpumux::policies::effective_d(4) == 1);
-  STATIC_REQUIRE(gpumux::policies::effective_d(1) == 1);
-  auto d1 = config("fluid", 2, 3, 8);
-  auto d4 = config("fluid", 2, 3, 8);
-  d1["policy"]["params"] = {{"d", 1}};
-  d4["policy"]["params"] = {{"d", 4}};
-  CHECK(run_config(d1).log.events() == run_config(d4).log.events());
 }

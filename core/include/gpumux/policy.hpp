@@ -120,6 +120,12 @@ class Context {
                                                     std::uint32_t layers = 0) const = 0;
   /// Predicted solo time of one whole unit (iteration or request) on `device`.
   [[nodiscard]] virtual DurationNs estimate_unit_ns(JobId job, DeviceId device) const = 0;
+  /// Predicted gradient all-reduce of one iteration if the training job ran data-parallel on
+  /// `gpus` (what set_replicas would charge: ring_allreduce_ns over the cluster's links); 0
+  /// for fewer than two GPUs. Refused (PolicyError) as set_replicas is for GPUs without a
+  /// peer link. For planners choosing a width (Fluid's d from a performance model).
+  [[nodiscard]] virtual DurationNs estimate_allreduce_ns(JobId job,
+                                                         std::span<const DeviceId> gpus) const = 0;
   /// Bytes a load of [range] moves (training: weights plus optimizer state).
   [[nodiscard]] virtual std::uint64_t load_bytes(JobId job, LayerRange range) const = 0;
   /// Device memory a job needs while a unit runs (activations), and to hold its state.
