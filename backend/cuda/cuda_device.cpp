@@ -273,7 +273,9 @@ bool CudaDevice::try_hand(StreamState& s) {
 void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                              bool gpu, TimeNs launched_ns) {
   queues_.stream(stream).launching = false;
-  if (!gpu) runtime_.done_pending();  // skipped: no host function will follow
+  // Skipped (!gpu): the hand-off's unit, no completion will follow. Enqueued: the unit the
+  // launcher added for this post (the completion retires the hand-off's, maybe before this).
+  runtime_.done_pending();
   OpState& op = queues_.op(slot);
   if (gpu && queues_.current(slot, token) && op.phase == Phase::Launching) {
     op.phase = Phase::Enqueued;
@@ -338,8 +340,45 @@ OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs star
   return op_record(op.spec, status, op.submitted_ns, start, end);
 }
 
+bool CudaDevice::waits_for_unreported(std::uint32_t slot, std::uint64_t token) const {
+  const OpState& op = queues_.op(slot);
+  if (!queues_.current(slot, token)) return false;
+  return std::any_of(op.spec.after.begin(), op.spec.after.end(), [&](OpId d) {
+    return !observer_->is_complete(d) && enqueued_.count(raw(d)) != 0;
+  });
+}
+
 void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                              TimeNs callback_ns) {
+  // A dependant is never reported before its dependency (the engine's invariants, and its
+  // memory bookkeeping, read the events in order).
+  const bool behind = std::any_of(done_later_.begin(), done_later_.end(),
+                                  [&](const DoneLater& d) { return d.stream == stream; });
+  if (behind || waits_for_unreported(slot, token)) {
+    done_later_.push_back(DoneLater{stream, slot, token, callback_ns});
+    return;  // its pending unit is retired when it is reported
+  }
+  finish_gpu_op(stream, slot, token, callback_ns);
+  // Report what waited for it (repeat: one report may release another).
+  bool progress = true;
+  while (progress && !done_later_.empty()) {
+    progress = false;
+    for (std::size_t i = 0; i < done_later_.size(); ++i) {
+      const DoneLater d = done_later_[i];
+      const bool first_of_stream =
+          std::none_of(done_later_.begin(), done_later_.begin() + static_cast<std::ptrdiff_t>(i),
+                       [&](const DoneLater& e) { return e.stream == d.stream; });
+      if (!first_of_stream || waits_for_unreported(d.slot, d.token)) continue;
+      done_later_.erase(done_later_.begin() + static_cast<std::ptrdiff_t>(i));
+      finish_gpu_op(d.stream, d.slot, d.token, d.callback_ns);
+      progress = true;
+      break;
+    }
+  }
+}
+
+void CudaDevice::finish_gpu_op(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                               TimeNs callback_ns) {
   runtime_.done_pending();
   OpState& op = queues_.op(slot);
   if (!queues_.current(slot, token) ||

@@ -166,7 +166,7 @@ void CudaDevice::launch(const Launch& l) noexcept {
   RealRuntime& rt = dev->runtime_;
   const std::uint32_t stream = l.stream, slot = l.slot;
   const std::uint64_t token = l.token;
-  bool watched = false;
+  bool watched = false, enqueue_pending = false;
   try {
     if (l.cancel->cancelled()) {  // aborted before it reached the GPU: skip it
       rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false, 0); });
@@ -212,6 +212,10 @@ void CudaDevice::launch(const Launch& l) noexcept {
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
     const OpId id = l.spec.id;
     const OpKind kind = l.spec.kind;
+    // The on_enqueued post below is work still to come: the poller may see the op done (and
+    // retire the hand-off's pending unit) before it is posted, and run() must not end then.
+    rt.add_pending();
+    enqueue_pending = true;
     // The callback holds the events: an aborted op's slot may be freed (and its events
     // pooled) while the GPU still runs it.
     dev->poller_.watch(stream, l.events->end,
@@ -240,12 +244,19 @@ void CudaDevice::launch(const Launch& l) noexcept {
   } catch (...) {
     // The failure surfaces on the runtime thread: run() rethrows it.
     std::exception_ptr error = std::current_exception();
-    rt.post([dev, stream, error, watched, id = l.spec.id, kind = l.spec.kind] {
+    rt.post([dev, stream, error, watched, enqueue_pending, id = l.spec.id, kind = l.spec.kind] {
       dev->queues_.stream(stream).launching = false;
       if (!watched) dev->runtime_.done_pending();
+      if (enqueue_pending) dev->runtime_.done_pending();  // no on_enqueued will come
       try {
         std::rethrow_exception(error);
       } catch (const CudaError& e) {  // say which op the failing call belonged to
+        throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
+                        std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
+                        "): " + e.what());
+      } catch (const OutOfMemory& e) {
+        // Pinned staging that grew at run time: the run ends like any failed CUDA call (exit
+        // 1), naming the op (OutOfMemory's message cannot take a prefix without repeating).
         throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
                         std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
                         "): " + e.what());
