@@ -396,8 +396,12 @@ void CudaDevice::finish_gpu_op(std::uint32_t stream, std::uint32_t slot, std::ui
   // A stream runs its ops in order: no start before the previous op's end.
   start = std::clamp(start, std::max(op.handed_ns, s.last_end_ns), now);
   end = std::clamp(end, start, now);
-  s.last_end_ns = end;
   round_trips_.op_done(stream, op.handed_ns, op.launched_ns, start, end, callback_ns, now);
+  // Starts stay in order on a stream: an op whose start was reported late (it waited on another
+  // stream: reported when that op's end was seen) ends no earlier than that report, so the
+  // next op's start, which follows this end, does not precede it.
+  if (op.start_reported) end = std::max(end, op.reported_start_ns);
+  s.last_end_ns = end;
   const OpRecord r = make_record(op, OpStatus::Ok, start, end);
   const bool start_reported = op.start_reported;
   s.issued.erase(slot);  // the head, by stream order
