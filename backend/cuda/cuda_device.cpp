@@ -248,7 +248,13 @@ bool CudaDevice::try_hand(StreamState& s) {
   op.phase = Phase::Launching;
   op.handed_ns = runtime_.now();
   op.waits_on_gpu = !l.wait_for.empty();
-  op.events = events_.acquire();
+  try {
+    op.events = events_.acquire();
+  } catch (const CudaError& e) {  // a sticky error from a fault elsewhere shows here first
+    throw CudaError("GPU " + std::to_string(options_.ordinal) + ": op " +
+                    std::to_string(raw(op.spec.id)) + " (" + std::string(to_string(op.spec.kind)) +
+                    "), creating its events: " + e.what());
+  }
   op.cancel = std::make_shared<CancelToken>();
   s.launching = true;
 
@@ -388,10 +394,18 @@ void CudaDevice::finish_gpu_op(std::uint32_t stream, std::uint32_t slot, std::ui
     return;
   }
   const TimeNs now = runtime_.now();
-  maybe_reanchor(now);
-  (void)cudaSetDevice(options_.ordinal);
-  TimeNs start = event_time(op.events->start);
-  TimeNs end = event_time(op.events->end);
+  TimeNs start = 0, end = 0;
+  try {
+    maybe_reanchor(now);
+    (void)cudaSetDevice(options_.ordinal);
+    start = event_time(op.events->start);
+    end = event_time(op.events->end);
+  } catch (const CudaError& e) {
+    // A fault elsewhere on the GPU after this op ended: its sticky error shows here first.
+    throw CudaError("GPU " + std::to_string(options_.ordinal) + ": op " +
+                    std::to_string(raw(op.spec.id)) + " (" + std::string(to_string(op.spec.kind)) +
+                    "), reading its times: " + e.what());
+  }
   StreamState& s = queues_.stream(stream);
   // A stream runs its ops in order: no start before the previous op's end.
   start = std::clamp(start, std::max(op.handed_ns, s.last_end_ns), now);

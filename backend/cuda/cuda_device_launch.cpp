@@ -242,25 +242,38 @@ void CudaDevice::launch(const Launch& l) noexcept {
       dev->on_enqueued(stream, slot, token, true, launched);
     });
   } catch (...) {
-    // The failure surfaces on the runtime thread: run() rethrows it.
-    std::exception_ptr error = std::current_exception();
-    rt.post([dev, stream, error, watched, enqueue_pending, id = l.spec.id, kind = l.spec.kind] {
+    // The failure surfaces on the runtime thread: run() throws it. A CUDA failure travels as
+    // text, naming the op: the exception object stays on this thread (sharing it made
+    // ThreadSanitizer report its message's reference-counted buffer, freed here while the
+    // runtime thread read it).
+    struct Failure {
+      std::exception_ptr other;  ///< anything but a CUDA failure, rethrown as it is
+      std::string cuda;          ///< a CudaError or OutOfMemory's message
+      OpId id;
+      OpKind kind;
+      bool watched, enqueue_pending;
+    };
+    auto failure = std::make_shared<Failure>(
+        Failure{nullptr, std::string(), l.spec.id, l.spec.kind, watched, enqueue_pending});
+    try {
+      throw;
+    } catch (const CudaError& e) {
+      failure->cuda = e.what();
+    } catch (const OutOfMemory& e) {
+      // Pinned staging that grew at run time: the run ends like any failed CUDA call (exit
+      // 1), naming the op (OutOfMemory's message cannot take a prefix without repeating).
+      failure->cuda = e.what();
+    } catch (...) {
+      failure->other = std::current_exception();
+    }
+    rt.post([dev, stream, failure] {
       dev->queues_.stream(stream).launching = false;
-      if (!watched) dev->runtime_.done_pending();
-      if (enqueue_pending) dev->runtime_.done_pending();  // no on_enqueued will come
-      try {
-        std::rethrow_exception(error);
-      } catch (const CudaError& e) {  // say which op the failing call belonged to
-        throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
-                        std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
-                        "): " + e.what());
-      } catch (const OutOfMemory& e) {
-        // Pinned staging that grew at run time: the run ends like any failed CUDA call (exit
-        // 1), naming the op (OutOfMemory's message cannot take a prefix without repeating).
-        throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
-                        std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
-                        "): " + e.what());
-      }
+      if (!failure->watched) dev->runtime_.done_pending();
+      if (failure->enqueue_pending) dev->runtime_.done_pending();  // no on_enqueued will come
+      if (failure->other) std::rethrow_exception(failure->other);
+      throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
+                      std::to_string(raw(failure->id)) + " (" +
+                      std::string(to_string(failure->kind)) + "): " + failure->cuda);
     });
   }
 }
