@@ -80,11 +80,13 @@ TEST_CASE("fakecuda: after a fault no host function runs and every call returns 
   REQUIRE(cudaEventCreate(&e) == cudaSuccess);
   int calls = 0;
   fake::inject_fault(fake::FaultKind::Launch, 2);
+  fake::hold(0, true);  // all of it queued before the fault (after it, enqueuing fails too)
   REQUIRE(cudaLaunchHostFunc(s, count_call, &calls) == cudaSuccess);
   REQUIRE(gpumux_noop(s) == 0);
   REQUIRE(gpumux_noop(s) == 0);  // the second launch faults on the device, not here
   REQUIRE(cudaLaunchHostFunc(s, count_call, &calls) == cudaSuccess);
-  (void)cudaEventRecord(e, s);
+  REQUIRE(cudaEventRecord(e, s) == cudaSuccess);
+  fake::hold(0, false);
   CHECK(cudaStreamSynchronize(s) == cudaErrorIllegalAddress);
   CHECK(calls == 1);  // the host function behind the fault never ran
   CHECK(fake::counters().host_functions == 1);
