@@ -27,7 +27,10 @@ seen = []
 for entry in db:
     f = entry["file"]
     rel = f[len(root) + 1:] if f.startswith(root + "/") else None
+    # backend/cuda/ is in this build only for the CUDA test double's tests (fakecuda); it had
+    # no findings on 2026-11-26 but costs ~200 s of CPU here, so CI leaves it out.
     if rel and rel.split("/")[0] in ("core", "sim", "backend", "policies", "experiments") \
+            and not rel.startswith("backend/cuda/") \
             and rel.endswith(".cpp") and rel not in seen:
         seen.append(rel)
 print("\n".join(sorted(seen)))

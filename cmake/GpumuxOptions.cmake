@@ -41,7 +41,7 @@ endif()
 # first use of platform "cuda") resolves against, and builds that library first.
 function(gpumux_link_all target)
   target_link_libraries(${target} PRIVATE
-    gpumux_core gpumux_sim gpumux_backend gpumux_policies gpumux_options)
+    gpumux_core gpumux_sim gpumux_backend gpumux_cuda_entry gpumux_policies gpumux_options)
   if(GPUMUX_WITH_CUDA)
     set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
     add_dependencies(${target} gpumux_cuda)

@@ -248,7 +248,13 @@ bool CudaDevice::try_hand(StreamState& s) {
   op.phase = Phase::Launching;
   op.handed_ns = runtime_.now();
   op.waits_on_gpu = !l.wait_for.empty();
-  op.events = events_.acquire();
+  try {
+    op.events = events_.acquire();
+  } catch (const CudaError& e) {  // a sticky error from a fault elsewhere shows here first
+    throw CudaError("GPU " + std::to_string(options_.ordinal) + ": op " +
+                    std::to_string(raw(op.spec.id)) + " (" + std::string(to_string(op.spec.kind)) +
+                    "), creating its events: " + e.what());
+  }
   op.cancel = std::make_shared<CancelToken>();
   s.launching = true;
 
@@ -273,7 +279,9 @@ bool CudaDevice::try_hand(StreamState& s) {
 void CudaDevice::on_enqueued(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                              bool gpu, TimeNs launched_ns) {
   queues_.stream(stream).launching = false;
-  if (!gpu) runtime_.done_pending();  // skipped: no host function will follow
+  // Skipped (!gpu): the hand-off's unit, no completion will follow. Enqueued: the unit the
+  // launcher added for this post (the completion retires the hand-off's, maybe before this).
+  runtime_.done_pending();
   OpState& op = queues_.op(slot);
   if (gpu && queues_.current(slot, token) && op.phase == Phase::Launching) {
     op.phase = Phase::Enqueued;
@@ -338,8 +346,45 @@ OpRecord CudaDevice::make_record(const OpState& op, OpStatus status, TimeNs star
   return op_record(op.spec, status, op.submitted_ns, start, end);
 }
 
+bool CudaDevice::waits_for_unreported(std::uint32_t slot, std::uint64_t token) const {
+  const OpState& op = queues_.op(slot);
+  if (!queues_.current(slot, token)) return false;
+  return std::any_of(op.spec.after.begin(), op.spec.after.end(), [&](OpId d) {
+    return !observer_->is_complete(d) && enqueued_.count(raw(d)) != 0;
+  });
+}
+
 void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                              TimeNs callback_ns) {
+  // A dependant is never reported before its dependency (the engine's invariants, and its
+  // memory bookkeeping, read the events in order).
+  const bool behind = std::any_of(done_later_.begin(), done_later_.end(),
+                                  [&](const DoneLater& d) { return d.stream == stream; });
+  if (behind || waits_for_unreported(slot, token)) {
+    done_later_.push_back(DoneLater{stream, slot, token, callback_ns});
+    return;  // its pending unit is retired when it is reported
+  }
+  finish_gpu_op(stream, slot, token, callback_ns);
+  // Report what waited for it (repeat: one report may release another).
+  bool progress = true;
+  while (progress && !done_later_.empty()) {
+    progress = false;
+    for (std::size_t i = 0; i < done_later_.size(); ++i) {
+      const DoneLater d = done_later_[i];
+      const bool first_of_stream =
+          std::none_of(done_later_.begin(), done_later_.begin() + static_cast<std::ptrdiff_t>(i),
+                       [&](const DoneLater& e) { return e.stream == d.stream; });
+      if (!first_of_stream || waits_for_unreported(d.slot, d.token)) continue;
+      done_later_.erase(done_later_.begin() + static_cast<std::ptrdiff_t>(i));
+      finish_gpu_op(d.stream, d.slot, d.token, d.callback_ns);
+      progress = true;
+      break;
+    }
+  }
+}
+
+void CudaDevice::finish_gpu_op(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                               TimeNs callback_ns) {
   runtime_.done_pending();
   OpState& op = queues_.op(slot);
   if (!queues_.current(slot, token) ||
@@ -349,16 +394,28 @@ void CudaDevice::on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint
     return;
   }
   const TimeNs now = runtime_.now();
-  maybe_reanchor(now);
-  (void)cudaSetDevice(options_.ordinal);
-  TimeNs start = event_time(op.events->start);
-  TimeNs end = event_time(op.events->end);
+  TimeNs start = 0, end = 0;
+  try {
+    maybe_reanchor(now);
+    (void)cudaSetDevice(options_.ordinal);
+    start = event_time(op.events->start);
+    end = event_time(op.events->end);
+  } catch (const CudaError& e) {
+    // A fault elsewhere on the GPU after this op ended: its sticky error shows here first.
+    throw CudaError("GPU " + std::to_string(options_.ordinal) + ": op " +
+                    std::to_string(raw(op.spec.id)) + " (" + std::string(to_string(op.spec.kind)) +
+                    "), reading its times: " + e.what());
+  }
   StreamState& s = queues_.stream(stream);
   // A stream runs its ops in order: no start before the previous op's end.
   start = std::clamp(start, std::max(op.handed_ns, s.last_end_ns), now);
   end = std::clamp(end, start, now);
-  s.last_end_ns = end;
   round_trips_.op_done(stream, op.handed_ns, op.launched_ns, start, end, callback_ns, now);
+  // Starts stay in order on a stream: an op whose start was reported late (it waited on another
+  // stream: reported when that op's end was seen) ends no earlier than that report, so the
+  // next op's start, which follows this end, does not precede it.
+  if (op.start_reported) end = std::max(end, op.reported_start_ns);
+  s.last_end_ns = end;
   const OpRecord r = make_record(op, OpStatus::Ok, start, end);
   const bool start_reported = op.start_reported;
   s.issued.erase(slot);  // the head, by stream order

@@ -166,7 +166,7 @@ void CudaDevice::launch(const Launch& l) noexcept {
   RealRuntime& rt = dev->runtime_;
   const std::uint32_t stream = l.stream, slot = l.slot;
   const std::uint64_t token = l.token;
-  bool watched = false;
+  bool watched = false, enqueue_pending = false;
   try {
     if (l.cancel->cancelled()) {  // aborted before it reached the GPU: skip it
       rt.post([dev, stream, slot, token] { dev->on_enqueued(stream, slot, token, false, 0); });
@@ -212,6 +212,10 @@ void CudaDevice::launch(const Launch& l) noexcept {
     GPUMUX_CUDA_TRY(cudaEventRecord(l.events->end, l.cuda));
     const OpId id = l.spec.id;
     const OpKind kind = l.spec.kind;
+    // The on_enqueued post below is work still to come: the poller may see the op done (and
+    // retire the hand-off's pending unit) before it is posted, and run() must not end then.
+    rt.add_pending();
+    enqueue_pending = true;
     // The callback holds the events: an aborted op's slot may be freed (and its events
     // pooled) while the GPU still runs it.
     dev->poller_.watch(stream, l.events->end,
@@ -238,18 +242,38 @@ void CudaDevice::launch(const Launch& l) noexcept {
       dev->on_enqueued(stream, slot, token, true, launched);
     });
   } catch (...) {
-    // The failure surfaces on the runtime thread: run() rethrows it.
-    std::exception_ptr error = std::current_exception();
-    rt.post([dev, stream, error, watched, id = l.spec.id, kind = l.spec.kind] {
+    // The failure surfaces on the runtime thread: run() throws it. A CUDA failure travels as
+    // text, naming the op: the exception object stays on this thread (sharing it made
+    // ThreadSanitizer report its message's reference-counted buffer, freed here while the
+    // runtime thread read it).
+    struct Failure {
+      std::exception_ptr other;  ///< anything but a CUDA failure, rethrown as it is
+      std::string cuda;          ///< a CudaError or OutOfMemory's message
+      OpId id;
+      OpKind kind;
+      bool watched, enqueue_pending;
+    };
+    auto failure = std::make_shared<Failure>(
+        Failure{nullptr, std::string(), l.spec.id, l.spec.kind, watched, enqueue_pending});
+    try {
+      throw;
+    } catch (const CudaError& e) {
+      failure->cuda = e.what();
+    } catch (const OutOfMemory& e) {
+      // Pinned staging that grew at run time: the run ends like any failed CUDA call (exit
+      // 1), naming the op (OutOfMemory's message cannot take a prefix without repeating).
+      failure->cuda = e.what();
+    } catch (...) {
+      failure->other = std::current_exception();
+    }
+    rt.post([dev, stream, failure] {
       dev->queues_.stream(stream).launching = false;
-      if (!watched) dev->runtime_.done_pending();
-      try {
-        std::rethrow_exception(error);
-      } catch (const CudaError& e) {  // say which op the failing call belonged to
-        throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
-                        std::to_string(raw(id)) + " (" + std::string(to_string(kind)) +
-                        "): " + e.what());
-      }
+      if (!failure->watched) dev->runtime_.done_pending();
+      if (failure->enqueue_pending) dev->runtime_.done_pending();  // no on_enqueued will come
+      if (failure->other) std::rethrow_exception(failure->other);
+      throw CudaError("GPU " + std::to_string(dev->options_.ordinal) + ": op " +
+                      std::to_string(raw(failure->id)) + " (" +
+                      std::string(to_string(failure->kind)) + "): " + failure->cuda);
     });
   }
 }

@@ -130,7 +130,7 @@ TEST_CASE("the device fill kernel writes what fill_weights writes", "[gpu]") {
   CHECK(std::memcmp(got.data(), want.data(), bytes) == 0);
 }
 
-TEST_CASE("CUDA layer primitives match the Eigen executor", "[gpu]") {
+TEST_CASE("CUDA layer primitives match the Eigen executor", "[gpu][exact]") {
   require_gpu();
   struct Case {
     Precision precision;

@@ -222,6 +222,11 @@ class CudaDevice final
   void on_host_started(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0);
   void on_gpu_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
                    TimeNs callback_ns);
+  /// on_gpu_done's report (the completion is taken in order and retires its pending unit).
+  void finish_gpu_op(std::uint32_t stream, std::uint32_t slot, std::uint64_t token,
+                     TimeNs callback_ns);
+  /// Whether the op in `slot` waited on the GPU for an op of this device not yet reported.
+  [[nodiscard]] bool waits_for_unreported(std::uint32_t slot, std::uint64_t token) const;
   /// Reports the aborted op of `token` (if one is parked in aborting_) as ended at `end`.
   void report_aborted(std::uint64_t token, TimeNs end);
   void on_host_done(std::uint32_t stream, std::uint32_t slot, std::uint64_t token, TimeNs t0,
@@ -244,6 +249,15 @@ class CudaDevice final
     bool started = false;  ///< its start was reported: the record keeps that start
   };
   std::unordered_map<std::uint64_t, Aborting> aborting_;
+  /// Completions seen before a dependency's on another stream (the poller sweeps the streams
+  /// one after another, so a dependant can be seen done first), and those behind them on their
+  /// stream: reported, in arrival order per stream, once the dependencies are.
+  struct DoneLater {
+    std::uint32_t stream, slot;
+    std::uint64_t token;
+    TimeNs callback_ns;
+  };
+  std::vector<DoneLater> done_later_;
   RoundTripStats round_trips_;
   CompletionPoller poller_{options_.ordinal};
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# ctest fakecuda_cli_fault (CUDA builds): the gpumux program on the CUDA test double (its CUDA
+# module replaced through GPUMUX_CUDA_MODULE). A fault injected at a launch and at a copy
+# (GPUMUX_FAKECUDA_FAULT, counted from the program's start) must each end the run within the
+# timeout with exit 1, a message naming the op and the CUDA error, and no result folder.
+# Usage: cli_fault.sh GPUMUX_BINARY FAKE_MODULE   (from the repository root)
+set -uo pipefail
+gpumux="$1"
+module="$2"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+status=0
+for fault in launch:40 copy:2; do
+  out="$scratch/${fault%%:*}"
+  output="$(GPUMUX_CUDA_MODULE="$module" GPUMUX_FAKECUDA_FAULT="$fault" timeout 300 "$gpumux" run -q \
+    experiments/configs/default.json --set platform=cuda --set devices.0.profile=h100-sxm \
+    --set policy.name=pipeswitch --set horizon_s=5 --set platform_params.arena_gib=2 \
+    --set platform_params.warmup=false --out "$out" 2>&1)"
+  rc=$?
+  echo "fault $fault: exit $rc: $output"
+  if [ "$rc" -ne 1 ]; then echo "FAIL: exit $rc, not 1"; status=1; fi
+  if ! grep -q "op [0-9]" <<<"$output"; then echo "FAIL: no op named"; status=1; fi
+  if ! grep -q "cudaErrorIllegalAddress" <<<"$output"; then echo "FAIL: no CUDA error"; status=1; fi
+  if [ -e "$out" ]; then echo "FAIL: $out exists"; status=1; fi
+done
+exit "$status"
