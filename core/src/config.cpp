@@ -204,9 +204,16 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
     if (part.empty()) throw ConfigError(file, where, "empty key in the path");
     if (cur->is_object()) {
       if (last) {
-        (*cur)[part] = value;
+        // No config key takes null, so null means "remove": the reader then uses the default.
+        if (value.is_null()) {
+          cur->erase(part);
+        } else {
+          (*cur)[part] = value;
+        }
         return;
       }
+      // Removing under a missing key changes nothing; do not create the path for it.
+      if (value.is_null() && !cur->contains(part)) return;
       // A missing intermediate becomes an object; the strict parse rejects unknown keys.
       if (!cur->contains(part)) (*cur)[part] = nlohmann::json::object();
       cur = &(*cur)[part];
@@ -223,6 +230,10 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
                               std::to_string(cur->size()) + " elements)");
       }
       if (last) {
+        if (value.is_null()) {
+          throw ConfigError(file, where,
+                            "null removes an object key; an array element cannot be removed");
+        }
         (*cur)[index] = value;
         return;
       }
@@ -427,26 +438,6 @@ ExperimentConfig load_experiment(const std::filesystem::path& file,
   const std::string name = file.string();
   const std::string text = read_input_file(file, name, kMaxDocumentBytes, InputKind::Config);
   return parse_experiment_text(text, name, overrides, repo_root);
-}
-
-std::filesystem::path find_repo_root(const std::filesystem::path& start) {
-  std::error_code ec;
-  if (const char* env = std::getenv("GPUMUX_ROOT"); env != nullptr && *env != '\0') {
-    std::filesystem::path root(env);  // not const: returned by move
-    if (!std::filesystem::is_directory(root / "traces" / "models", ec)) {
-      throw UsageError("GPUMUX_ROOT=" + root.string() + " has no traces/models folder");
-    }
-    return root;
-  }
-  std::filesystem::path p = std::filesystem::absolute(start, ec);
-  if (ec) p = start;
-  for (;;) {
-    if (std::filesystem::is_directory(p / "traces" / "models", ec)) return p;
-    if (!p.has_parent_path() || p.parent_path() == p) break;
-    p = p.parent_path();
-  }
-  throw UsageError("cannot find the gpumux repository (a folder with traces/models) at or above " +
-                   start.string() + "; set GPUMUX_ROOT");
 }
 
 }  // namespace gpumux

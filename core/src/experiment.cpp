@@ -42,6 +42,12 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
 ExperimentResult run_experiment(const ExperimentConfig& config,
                                 const std::filesystem::path& repo_root, bool write_outputs,
                                 bool keep_log) {
+  return run_experiment(config, repo_root, write_outputs, keep_log, /*observer=*/nullptr);
+}
+
+ExperimentResult run_experiment(const ExperimentConfig& config,
+                                const std::filesystem::path& repo_root, bool write_outputs,
+                                bool keep_log, EventSink* observer) {
   check_registered_names(config);
   ModelCatalog models(repo_root / "traces" / "models");
   PlatformSetup setup;
@@ -103,6 +109,7 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
                     config.compress);
     for (EventSink* sink : streams->sinks()) engine.add_sink(*sink);
   }
+  if (observer != nullptr) engine.add_sink(*observer);
 
   ExperimentResult result;
   result.run = engine.run();

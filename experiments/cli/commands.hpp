@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpumux/data_root.hpp"
 #include "gpumux/trace_import.hpp"
 
 namespace gpumux {
@@ -30,6 +31,10 @@ int run_command(const RunArgs& args);
 /// Prints the arrival report of `config` to stderr (the per-service lines unless `quiet`, the
 /// warnings always); under `strict` a warning throws UsageError (exit 2) before the run.
 void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict);
+/// The text report_arrivals prints (config warnings, per-service lines unless `quiet`,
+/// arrival warnings); the count of arrival warnings goes to `arrival_warnings` when not null.
+[[nodiscard]] std::string arrival_report_text(const ExperimentConfig& config, bool quiet,
+                                              std::size_t* arrival_warnings = nullptr);
 int validate_command(const std::string& config, const std::vector<std::string>& overrides,
                      bool strict = false);
 /// `what` empty: the categories, one per line with what each lists.
@@ -51,6 +56,7 @@ struct SweepArgs {
   bool slurm = false;                ///< write a Slurm array script (one task per point)
   bool submit = false;               ///< --slurm, then submit it with sbatch
   std::vector<std::string> sbatch;   ///< extra #SBATCH options for --slurm
+  bool quiet = false;                ///< no arrival lines (warnings stay), no progress line
 };
 int sweep_command(const SweepArgs& args);
 
@@ -97,5 +103,12 @@ int trace_import_command(const TraceImportArgs& args);
 void print_table(const std::vector<std::pair<std::string, std::string>>& runs_and_summaries);
 
 [[nodiscard]] std::filesystem::path repo_root();
+/// The data folder and whether it is an install (data_root.hpp), from the current directory.
+[[nodiscard]] DataRoot data_root();
+/// With installed data, a relative out_dir resolves against the current directory (never
+/// inside <prefix>/share/gpumux); in a checkout it stays relative to the checkout.
+void anchor_out_dir(ExperimentConfig& config, const DataRoot& root);
+/// Progress lines (sweep ETA, run heartbeat) are for a person: stderr is a terminal, no -q.
+[[nodiscard]] bool progress_wanted(bool quiet);
 
 }  // namespace gpumux::cli

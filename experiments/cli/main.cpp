@@ -106,6 +106,8 @@ int run_cli(int argc, char** argv) {
   sweep->add_option("--sbatch", sweep_args.sbatch,
                     "With --slurm: an extra #SBATCH option, e.g. --sbatch=--partition=gpu "
                     "(repeatable)");
+  sweep->add_flag("-q,--quiet", sweep_args.quiet,
+                  "No per-service arrival lines (warnings stay) and no progress line");
   submit->needs(slurm);
   slurm->excludes(point)->excludes(shard)->excludes(collect);
   point->excludes(shard);

@@ -3,11 +3,15 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
+
+#include <unistd.h>
 
 #include "commands.hpp"
 #include "gpumux/arrival_check.hpp"
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/config.hpp"
+#include "gpumux/data_root.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
@@ -16,6 +20,7 @@
 #include "gpumux/params.hpp"
 #include "gpumux/platform.hpp"
 #include "gpumux/policy.hpp"
+#include "gpumux/progress.hpp"
 #include "gpumux/result_dir.hpp"
 #include "gpumux/tuner.hpp"
 #include "gpumux/workload.hpp"
@@ -28,22 +33,57 @@ fs::path repo_root() {
   return find_repo_root(fs::current_path());
 }
 
-void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
-  for (const auto& w : config.warnings) std::cerr << "warning: " << w << "\n";
+DataRoot data_root() {
+  return locate_data_root(fs::current_path(), current_executable());
+}
+
+void anchor_out_dir(ExperimentConfig& config, const DataRoot& root) {
+  // Installed data is not a place for results: a relative out_dir (the default results/<name>
+  // included) means the current directory there, as a person at a shell expects.
+  if (root.installed && !fs::path(config.out_dir).is_absolute()) {
+    config.out_dir = fs::absolute(config.out_dir).string();
+  }
+}
+
+bool progress_wanted(bool quiet) {
+  return !quiet && isatty(STDERR_FILENO) == 1;
+}
+
+namespace {
+
+// Wall seconds between two heartbeats of a single run, and events between two looks at the
+// clock (a look costs ~20 ns; 2^16 events take ~10 ms at the engine's measured rate of a few
+// million events per second, so the line is at most that late). Documented assumptions.
+constexpr double kHeartbeatS = 10.0;
+constexpr std::uint64_t kEventsPerClockLook = 1U << 16U;
+
+}  // namespace
+
+std::string arrival_report_text(const ExperimentConfig& config, bool quiet,
+                                std::size_t* arrival_warnings) {
+  std::ostringstream out;
+  for (const auto& w : config.warnings) out << "warning: " << w << "\n";
   const ArrivalReport report = check_arrivals(config);
   if (!quiet) {
-    for (const auto& s : report.services) std::cerr << "gpumux: " << describe(s) << "\n";
+    for (const auto& s : report.services) out << "gpumux: " << describe(s) << "\n";
   }
-  for (const auto& w : report.warnings)
-    std::cerr << "warning: " << config.file << ": " << w << "\n";
-  if (strict && !report.warnings.empty()) {
-    throw UsageError(config.file + ": " + std::to_string(report.warnings.size()) +
+  for (const auto& w : report.warnings) out << "warning: " << config.file << ": " << w << "\n";
+  if (arrival_warnings != nullptr) *arrival_warnings = report.warnings.size();
+  return out.str();
+}
+
+void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
+  std::size_t warnings = 0;
+  std::cerr << arrival_report_text(config, quiet, &warnings);
+  if (strict && warnings > 0) {
+    throw UsageError(config.file + ": " + std::to_string(warnings) +
                      " arrival warning(s) above, errors under --strict");
   }
 }
 
 int run_command(const RunArgs& args) {
-  const fs::path root = repo_root();
+  const DataRoot data = data_root();
+  const fs::path& root = data.dir;
   ExperimentConfig config = load_experiment(args.config, args.overrides, root);
   report_arrivals(config, args.quiet, args.strict);
   if (args.out_given && args.out_dir.empty()) throw UsageError("--out: must not be empty");
@@ -51,9 +91,23 @@ int run_command(const RunArgs& args) {
     config.out_dir = fs::absolute(args.out_dir).string();
     config.out_dir_origin = "--out";
   }
+  anchor_out_dir(config, data);
   config.replace_results = args.force;
   const auto t0 = std::chrono::steady_clock::now();
-  ExperimentResult result = run_experiment(config, root, /*write_outputs=*/true);
+  // The heartbeat: only for a person at a terminal, so logs and tests stay as they were.
+  auto last = t0;
+  const TimeNs horizon = config.horizon_ns;
+  EveryKEvents heartbeat(kEventsPerClockLook, [&](const Event& e, std::uint64_t events) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last).count() < kHeartbeatS) return;
+    last = now;
+    std::cerr << "gpumux: "
+              << heartbeat_line(e.t_ns, horizon, events,
+                                std::chrono::duration<double>(now - t0).count())
+              << "\n";
+  });
+  ExperimentResult result = run_experiment(config, root, /*write_outputs=*/true, /*keep_log=*/false,
+                                           progress_wanted(args.quiet) ? &heartbeat : nullptr);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!args.quiet) {
@@ -71,8 +125,10 @@ int run_command(const RunArgs& args) {
 
 int validate_command(const std::string& config_file, const std::vector<std::string>& overrides,
                      bool strict) {
-  const fs::path root = repo_root();
+  const DataRoot data = data_root();
+  const fs::path& root = data.dir;
   ExperimentConfig config = load_experiment(config_file, overrides, root);
+  anchor_out_dir(config, data);
   report_arrivals(config, /*quiet=*/false, strict);
   check_registered_names(config);
   check_result_path(result_dir_of(config, root), root, config.out_dir_origin);

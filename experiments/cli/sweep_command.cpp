@@ -27,6 +27,7 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/input_file.hpp"
+#include "gpumux/progress.hpp"
 #include "gpumux/result_dir.hpp"
 #include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
@@ -87,10 +88,33 @@ void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std:
   }
 }
 
+// The arrival report once per distinct text, not once per point: the points of a grid over
+// policies share one workload, and one report says it. Points whose workloads differ are
+// named above their report.
+void report_sweep_arrivals(const std::vector<Point>& points, bool quiet) {
+  std::vector<std::pair<std::string, std::string>> reports;  // text, the points' labels
+  for (const Point& p : points) {
+    std::string text = arrival_report_text(p.config, quiet);
+    auto it = std::find_if(reports.begin(), reports.end(),
+                           [&](const auto& r) { return r.first == text; });
+    if (it == reports.end()) {
+      reports.emplace_back(std::move(text), p.label);
+    } else {
+      it->second += ", " + p.label;
+    }
+  }
+  for (const auto& [text, labels] : reports) {
+    if (text.empty()) continue;
+    if (reports.size() > 1) std::cerr << "gpumux: arrivals of point(s) " << labels << ":\n";
+    std::cerr << text;
+  }
+}
+
 }  // namespace
 
 int sweep_command(const SweepArgs& args) {
-  const fs::path root = repo_root();
+  const DataRoot data = data_root();
+  const fs::path& root = data.dir;
   const SweepFile sweep = parse_sweep_text(
       read_input_file(args.sweep, args.sweep, kMaxDocumentBytes, InputKind::Config), args.sweep,
       args.quick);
@@ -113,8 +137,10 @@ int sweep_command(const SweepArgs& args) {
           : args.sweep +
                 (sweep.out_dir_given ? ": out_dir" : ": name (out_dir results/" + sweep.name + ")");
   std::error_code ec;
-  const fs::path out_abs = out_from_cli ? normal_result_path(args.out_dir, fs::current_path(ec))
-                                        : normal_result_path(sweep.out_dir, root);
+  // With installed data a relative out_dir is against the current directory (anchor_out_dir).
+  const bool out_from_cwd = out_from_cli || data.installed;
+  const fs::path out_abs = normal_result_path(out_from_cli ? args.out_dir : sweep.out_dir,
+                                              out_from_cwd ? fs::current_path(ec) : root);
   check_sweep_root(out_abs, root, origin, sweep.points);
   if (args.collect) {
     collect_sweep(sweep, out_abs);
@@ -132,7 +158,7 @@ int sweep_command(const SweepArgs& args) {
     overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
     overrides.insert(overrides.end(), sp.overrides.begin(), sp.overrides.end());
     const std::string point_dir =
-        out_from_cli ? (out_abs / sp.label).string() : sweep.out_dir + "/" + sp.label;
+        out_from_cwd ? (out_abs / sp.label).string() : sweep.out_dir + "/" + sp.label;
     overrides.push_back("out_dir=" + point_dir);
     overrides.push_back("trace=false");
     Point p{sp.label, load_experiment(root / sweep.base, overrides, root), PointAction::Run, ""};
@@ -165,6 +191,8 @@ int sweep_command(const SweepArgs& args) {
     }
     points.push_back(std::move(p));
   }
+
+  report_sweep_arrivals(points, args.quiet);
 
   {
     std::vector<const ExperimentConfig*> configs;
@@ -213,6 +241,10 @@ int sweep_command(const SweepArgs& args) {
 
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> finished{0};
+  std::size_t ran = 0;  ///< points run (not skipped) and ended; under `io`
+  const auto to_run = static_cast<std::size_t>(std::count_if(
+      points.begin(), points.end(), [](const Point& p) { return p.action == PointAction::Run; }));
+  const bool progress = progress_wanted(args.quiet);
   std::mutex io;
   std::vector<std::string> failures;
   bool runtime_failure = false;  ///< a failure that is not bad input (exit 1 rather than 2)
@@ -242,6 +274,13 @@ int sweep_command(const SweepArgs& args) {
       std::lock_guard lock(io);
       std::cerr << "[" << ++finished << "/" << points.size() << "] " << sweep.name << "/" << p.label
                 << ": " << status << "\n";
+      if (p.action == PointAction::Run) ++ran;
+      if (progress) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << "sweep " << sweep.name << ": "
+                  << sweep_progress_line(finished, points.size(), ran, to_run, elapsed) << "\n";
+      }
     }
   };
   std::vector<std::thread> threads;

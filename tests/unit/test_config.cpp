@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/config.hpp"
+#include "gpumux/data_root.hpp"
 #include "gpumux/errors.hpp"
 #include "unit_fixtures.hpp"
 
@@ -254,6 +255,26 @@ TEST_CASE("Overrides: keys, array indices, new keys and value types", "[config]"
   CHECK(doc["workload"]["services"][0]["arrivals"]["generator"] == "periodic");
 }
 
+TEST_CASE("Overrides: null removes a key, and the reader then uses its default", "[config]") {
+  const auto root = fx::make_repo("cfg_null");
+  auto doc = good_config();
+  REQUIRE(gpumux::parse_experiment(doc, "cfg.json", root).description == "unit test");
+  gpumux::apply_override(doc, "description=null", "cfg.json");
+  CHECK_FALSE(doc.contains("description"));
+  CHECK(gpumux::parse_experiment(doc, "cfg.json", root).description.empty());  // the default
+  // Removing a missing key, or under a missing key, changes nothing and creates no path.
+  const auto before = doc;
+  gpumux::apply_override(doc, "description=null", "cfg.json");
+  gpumux::apply_override(doc, "platform_params.a.b=null", "cfg.json");
+  CHECK(doc == before);
+  // "null" quoted is the string, not a removal.
+  gpumux::apply_override(doc, R"(description="null")", "cfg.json");
+  CHECK(doc["description"] == "null");
+  CHECK_THROWS_WITH(gpumux::apply_override(doc, "devices.0=null", "cfg.json"),
+                    Equals("cfg.json: --set devices.0: null removes an object key; an array "
+                           "element cannot be removed"));
+}
+
 TEST_CASE("Overrides: bad paths name the --set", "[config]") {
   auto doc = good_config();
   CHECK_THROWS_WITH(gpumux::apply_override(doc, "name.x=1", "cfg.json"),
@@ -293,6 +314,29 @@ TEST_CASE("load_experiment: overrides, malformed JSON, missing file", "[config]"
                     Equals((root / "none.json").string() + ": (top level): cannot open file"));
 }
 
+TEST_CASE("locate_data_root: the install beside the program, then the checkout", "[config]") {
+  ScopedEnv env("GPUMUX_ROOT", nullptr);
+  const auto prefix = fx::make_temp_dir("install_prefix");
+  fs::create_directories(prefix / "bin");
+  fs::create_directories(prefix / "share/gpumux/traces/models");
+  fx::write_file(prefix / "share/gpumux" / gpumux::kInstallMarker, "gpumux\n");
+  const auto checkout = fx::make_repo("data_root_checkout");
+  // The install beside the program wins over a checkout above the current directory.
+  const auto r = gpumux::locate_data_root(checkout, prefix / "bin/gpumux");
+  CHECK(r.dir == prefix / "share/gpumux");
+  CHECK(r.installed);
+  // A program with no install beside it: the checkout above `start`, not marked installed.
+  const auto c = gpumux::locate_data_root(checkout, checkout / "build/bin/gpumux");
+  CHECK(fs::equivalent(c.dir, checkout));
+  CHECK_FALSE(c.installed);
+  // Run from elsewhere: the checkout above the program (a build tree inside it).
+  const auto elsewhere = fx::make_temp_dir("data_root_cwd");
+  if (!fs::exists(elsewhere.parent_path() / "traces/models")) {
+    CHECK(fs::equivalent(gpumux::locate_data_root(elsewhere, checkout / "build/gpumux").dir,
+                         checkout));
+  }
+}
+
 TEST_CASE("find_repo_root: GPUMUX_ROOT, else the nearest ancestor with traces/models", "[config]") {
   const auto root = fx::make_repo("find_root");
   fs::create_directories(root / "a/b/c");
@@ -303,7 +347,10 @@ TEST_CASE("find_repo_root: GPUMUX_ROOT, else the nearest ancestor with traces/mo
     const auto outside = fx::make_temp_dir("no_repo");
     if (!fs::exists(fs::path("/traces/models")) &&
         !fs::exists(outside.parent_path() / "traces/models")) {
-      CHECK_THROWS_AS(gpumux::find_repo_root(outside), gpumux::UsageError);
+      // No executable: nothing beside a program to fall back on.
+      CHECK_THROWS_WITH(gpumux::locate_data_root(outside, {}),
+                        Contains("searched:\n  $GPUMUX_ROOT (not set)\n  " + outside.string() +
+                                 " and its parent folders"));
     }
   }
   {

@@ -61,8 +61,9 @@ struct ExperimentConfig {
 
 /// Applies one "a.b.c=value" override to a JSON document. The value is parsed as JSON when it
 /// parses (numbers, true/false, objects), else taken as a string. Array elements are
-/// addressed by index ("devices.0.profile"). Throws ConfigError on a bad path, on an
-/// assignment that is not valid UTF-8, and on a value or path nested deeper than
+/// addressed by index ("devices.0.profile"). A null value ("limit=null") removes the key, so
+/// the reader uses its default; removing a missing key changes nothing. Throws ConfigError on a bad
+/// path, on an assignment that is not valid UTF-8, and on a value or path nested deeper than
 /// kMaxJsonDepth.
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file);
 
@@ -81,8 +82,9 @@ void apply_override(nlohmann::json& doc, const std::string& assignment, const st
 [[nodiscard]] ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
                                                 const std::filesystem::path& repo_root);
 
-/// Finds the repository root: $GPUMUX_ROOT, else the first ancestor of `start` holding
-/// traces/models. Throws UsageError when none is found.
+/// The folder holding gpumux's data: locate_data_root(start, current_executable()).dir
+/// (data_root.hpp: $GPUMUX_ROOT, the install beside the program, then a checkout above
+/// `start` or above the program). Throws UsageError naming the places searched.
 [[nodiscard]] std::filesystem::path find_repo_root(const std::filesystem::path& start);
 
 }  // namespace gpumux

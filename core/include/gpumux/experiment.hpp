@@ -45,5 +45,11 @@ void check_registered_names(const ExperimentConfig& config);
 [[nodiscard]] ExperimentResult run_experiment(const ExperimentConfig& config,
                                               const std::filesystem::path& repo_root,
                                               bool write_outputs, bool keep_log);
+/// As above; `observer` (may be null) also sees every event, after the result sinks, on the
+/// runtime thread: the CLI's heartbeat. It cannot change the run or its outputs.
+[[nodiscard]] ExperimentResult run_experiment(const ExperimentConfig& config,
+                                              const std::filesystem::path& repo_root,
+                                              bool write_outputs, bool keep_log,
+                                              EventSink* observer);
 
 }  // namespace gpumux
