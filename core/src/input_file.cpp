@@ -13,7 +13,8 @@ std::string read_input_file(const std::filesystem::path& path, const std::string
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows symbolic links
   if (ec || !std::filesystem::exists(status)) {
-    throw_input_error(kind, display_name, "", "cannot open file");
+    // One wording for every input (config, job file, arrivals, model, profile).
+    throw_input_error(kind, display_name, "", "no such file (cannot open it)");
   }
   // /dev/zero, FIFOs and directories: reading them never ends, blocks, or means nothing.
   if (!std::filesystem::is_regular_file(status)) {
@@ -24,7 +25,8 @@ std::string read_input_file(const std::filesystem::path& path, const std::string
     throw_input_error(kind, display_name, "", "larger than " + limit);
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input_error(kind, display_name, "", "cannot open file");
+  if (!in)
+    throw_input_error(kind, display_name, "", "cannot open file (no permission to read it?)");
   std::string text;
   text.reserve(ec ? 0 : static_cast<std::size_t>(size));
   // Read with a cap: the file may have grown since its size was taken.

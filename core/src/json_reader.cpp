@@ -355,11 +355,12 @@ std::optional<Json> parse_json_if_json(std::string_view text, const std::string&
 }
 
 void rethrow_as_trace(const ConfigError& e, const std::string& file) {
+  if (e.file() == file) throw TraceError(file, e.where(), e.problem());
   std::string msg = e.what();
   const std::string prefix = file + ": ";
   if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
   const auto sep = msg.find(": ");
-  if (sep == std::string::npos) throw TraceError(file, "(top level)", msg);
+  if (sep == std::string::npos) throw TraceError(file, "", msg);
   throw TraceError(file, msg.substr(0, sep), msg.substr(sep + 2));
 }
 

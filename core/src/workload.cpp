@@ -56,9 +56,11 @@ std::string join_where(const std::string& where, const std::string& path) {
   return where + ": " + path;
 }
 
-// Splits "<file>: <path>: <problem>" (a JsonReader ConfigError) into path and problem.
-std::pair<std::string, std::string> split_error(const std::string& what, const std::string& file) {
-  std::string msg = what;
+// Splits "<file>: <path>: <problem>" (a JsonReader ConfigError) into path and problem: from
+// its parts when it is about `file`, else (an error from a file it names) from the text.
+std::pair<std::string, std::string> split_error(const ConfigError& e, const std::string& file) {
+  if (e.file() == file) return {e.where(), e.problem()};
+  std::string msg = e.what();
   const std::string prefix = file + ": ";
   if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
   const auto sep = msg.find(": ");
@@ -219,7 +221,7 @@ JobSpec parse_job(const nlohmann::json& j, const std::string& file, const std::s
   try {
     return parse_job_fields(j, file, repo_root);
   } catch (const ConfigError& e) {
-    auto [path, problem] = split_error(e.what(), file);
+    auto [path, problem] = split_error(e, file);
     throw TraceError(file, join_where(where, path), problem);
   }
 }

@@ -144,7 +144,7 @@ TEST_CASE("sweep names and labels cannot leave the results folder or collide", "
                                             "out_dir": ")" +
                                              root.string() + R"(", "runs": [{"label": "a"}]})");
     expect_refused(gpumux("sweep '" + f.string() + "'"),
-                   {"/nonexistent/base.json", "cannot open file"});
+                   {"/nonexistent/base.json", "no such file"});
   }
   SECTION("a run label of ..") {
     const fs::path f = sweep("sw3.json", R"("name": "s", "runs": [{"label": ".."}])");

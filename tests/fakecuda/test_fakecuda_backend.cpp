@@ -188,9 +188,11 @@ TEST_CASE("cuda on fakecuda: queued work of a higher-priority stream runs first"
     INFO("kernel " << i << " of " << held.size());
     CHECK(held[i].priority == (i < 3 * per_op ? -5 : 0));
   }
-  for (std::uint64_t i = 4; i <= 6; ++i) {
-    CHECK(rec.ended.at(OpId{i}).finished_ns <= rec.ended.at(OpId{1}).finished_ns);
-  }
+  // The kernel order above is the test. The ops' reported finish times are not compared: an
+  // op whose start is reported late ends no earlier than that report (cuda_device.cpp), so
+  // under load an urgent op's reported end could trail op 1's by microseconds (seen 1 in 40
+  // runs at load 3.5, 2026-11-26) although its kernels ran first.
+  for (std::uint64_t i = 4; i <= 6; ++i) CHECK(rec.ended.at(OpId{i}).status == OpStatus::Ok);
 }
 
 TEST_CASE(

@@ -311,7 +311,7 @@ TEST_CASE("load_experiment: overrides, malformed JSON, missing file", "[config]"
       gpumux::load_experiment(root / "broken.json", {}, root),
       Contains((root / "broken.json").string() + ": line 3, column 11: syntax error"));
   CHECK_THROWS_WITH(gpumux::load_experiment(root / "none.json", {}, root),
-                    Equals((root / "none.json").string() + ": (top level): cannot open file"));
+                    Equals((root / "none.json").string() + ": no such file (cannot open it)"));
 }
 
 TEST_CASE("locate_data_root: the install beside the program, then the checkout", "[config]") {

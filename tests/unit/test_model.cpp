@@ -152,7 +152,7 @@ TEST_CASE("Model files are strict: errors name the key path", "[model]") {
 TEST_CASE("Model files: unreadable and malformed", "[model]") {
   const auto dir = fx::make_temp_dir("model_bad");
   CHECK_THROWS_WITH(gpumux::load_model(dir / "nope.json"),
-                    Contains("nope.json: (top level): cannot open file"));
+                    Contains("nope.json: no such file (cannot open it)"));
   fx::write_file(dir / "broken.json", "{\"name\": ");
   CHECK_THROWS_AS(gpumux::load_model(dir / "broken.json"), gpumux::TraceError);
   CHECK_THROWS_WITH(gpumux::load_model(dir / "broken.json"), Contains("invalid JSON"));

@@ -155,37 +155,37 @@ TEST_CASE("Only regular files of bounded size are read", "[hardening]") {
   const auto root = fx::make_repo("files");
   CHECK_THROWS_AS(gpumux::load_arrivals_csv("/dev/zero"), gpumux::TraceError);
   CHECK_THAT(input_error([] { (void)gpumux::load_arrivals_csv("/dev/zero"); }),
-             Equals("/dev/zero: (top level): not a regular file"));
+             Equals("/dev/zero: not a regular file"));
   CHECK_THAT(input_error([&] { (void)gpumux::load_experiment("/dev/zero", {}, root); }),
-             Equals("/dev/zero: (top level): not a regular file"));
+             Equals("/dev/zero: not a regular file"));
   CHECK_THAT(input_error([&] { (void)gpumux::load_jobs_jsonl(root / "traces", root); }),
-             Equals((root / "traces").string() + ": (top level): not a regular file"));
+             Equals((root / "traces").string() + ": not a regular file"));
 
   // An arrivals file named in a config: the config's key, then the file's own message.
   auto doc = nlohmann::json::parse(R"({"name": "z", "devices": [{"profile": "gpu-a"}],
     "policy": {"name": "fifo"}, "workload": {"jobs": [{"name": "j", "kind": "inference",
     "model": "tiny", "batch": 1, "arrival_s": 0, "requests": {"file": "/dev/zero"}}]}})");
   CHECK_THAT(input_error([&] { (void)gpumux::parse_experiment(doc, "c.json", root); }),
-             Equals("c.json: workload.jobs[0].requests.file: /dev/zero: (top level): not a "
+             Equals("c.json: workload.jobs[0].requests.file: /dev/zero: not a "
                     "regular file"));
 
   // A FIFO would block the reader: refused without opening it.
   const auto fifo = fx::make_temp_dir("fifo") / "model.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THAT(input_error([&] { (void)gpumux::load_model(fifo); }),
-             Equals(fifo.string() + ": (top level): not a regular file"));
+             Equals(fifo.string() + ": not a regular file"));
 
   // Sparse files: the size check happens before reading.
   const auto big = fx::make_temp_dir("big") / "cfg.json";
   fx::write_file(big, "{}");
   fs::resize_file(big, gpumux::kMaxDocumentBytes + 1);
   CHECK_THAT(input_error([&] { (void)gpumux::load_experiment(big, {}, root); }),
-             Equals(big.string() + ": (top level): larger than 64 MiB"));
+             Equals(big.string() + ": larger than 64 MiB"));
   const auto csv = big.parent_path() / "a.csv";
   fx::write_file(csv, "arrival_s\n");
   fs::resize_file(csv, gpumux::kMaxTraceBytes + 1);
   CHECK_THAT(input_error([&] { (void)gpumux::load_arrivals_csv(csv); }),
-             Equals(csv.string() + ": (top level): larger than 1024 MiB"));
+             Equals(csv.string() + ": larger than 1024 MiB"));
 }
 
 TEST_CASE("Text that is not UTF-8 is rejected before anything runs", "[hardening]") {

@@ -162,7 +162,7 @@ TEST_CASE("Job file errors name the file, the line and the key", "[workload]") {
 
 TEST_CASE("A missing job file is an error naming it", "[workload]") {
   CHECK_THROWS_WITH(gpumux::load_jobs_jsonl("/nonexistent/jobs.jsonl", ""),
-                    Equals("/nonexistent/jobs.jsonl: (top level): cannot open file"));
+                    Equals("/nonexistent/jobs.jsonl: no such file (cannot open it)"));
 }
 
 TEST_CASE("parse_job prefixes config key paths", "[workload]") {

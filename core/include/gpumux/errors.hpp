@@ -14,36 +14,51 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Bad input: `what()` is "<file>: <key path or line>: <problem>".
+/// Bad input: `what()` is "<file>: <key path or line>: <problem>", or "<file>: <problem>" for
+/// a problem with the file as a whole (missing, unreadable, too large).
 class InputError : public Error {
  public:
   using Error::Error;
+  InputError(const std::string& file, const std::string& where, const std::string& problem)
+      : Error(file + ": " + (where.empty() ? std::string() : where + ": ") + problem),
+        file_(file),
+        where_(where),
+        problem_(problem) {}
+  /// The parts of a three-part error (empty for one built from a whole message): `where`
+  /// is empty when the problem is the file as a whole.
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  std::string file_;
+  std::string where_;
+  std::string problem_;
 };
 
 /// A config file (or a --set override) is malformed: names the file and the key path.
 class ConfigError final : public InputError {
  public:
   ConfigError(const std::string& file, const std::string& key_path, const std::string& problem)
-      : InputError(file + ": " + (key_path.empty() ? std::string("(top level)") : key_path) + ": " +
-                   problem) {}
+      : InputError(file, key_path, problem) {}
 };
 
 /// A trace, workload, model or profile file is malformed: names the file and line or key.
 class TraceError final : public InputError {
  public:
   TraceError(const std::string& file, const std::string& where, const std::string& problem)
-      : InputError(file + ": " + where + ": " + problem) {}
+      : InputError(file, where, problem) {}
 };
 
 /// Which InputError a reader throws: a config (and its --set overrides) gives ConfigError,
 /// every data file (workload, arrivals, model, device profile, events) TraceError.
 enum class InputKind : std::uint8_t { Config, Trace };
 
-/// Throws the InputError of `kind`; an empty `where` reads "(top level)" in both.
+/// Throws the InputError of `kind`; an empty `where` names the file alone, in both.
 [[noreturn]] inline void throw_input_error(InputKind kind, const std::string& file,
                                            const std::string& where, const std::string& problem) {
   if (kind == InputKind::Config) throw ConfigError(file, where, problem);
-  throw TraceError(file, where.empty() ? std::string("(top level)") : where, problem);
+  throw TraceError(file, where, problem);
 }
 
 /// A bad command-line argument.

@@ -25,9 +25,9 @@ inline constexpr std::uint64_t kMaxDocumentBytes = std::uint64_t{64} << 20;
 inline constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 30;
 
 /// Reads a whole input file. Throws the InputError of `kind` naming `display_name` when the
-/// file cannot be opened ("cannot open file"), is not a regular file ("not a regular file")
-/// or holds more than `max_bytes` ("larger than N MiB"), including a file that grows past the
-/// limit while it is read.
+/// file does not exist ("no such file (cannot open it)"), cannot be read, is not a regular file
+/// ("not a regular file") or holds more than `max_bytes` ("larger than N MiB"), including a file
+/// that grows past the limit while it is read.
 [[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
                                           const std::string& display_name, std::uint64_t max_bytes,
                                           InputKind kind);
