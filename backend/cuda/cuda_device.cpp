@@ -166,6 +166,12 @@ void CudaDevice::add_stream(StreamId stream, ContextId ctx, StreamOptions option
   StreamState s;
   GPUMUX_CUDA_TRY(cudaSetDevice(options_.ordinal));
   GPUMUX_CUDA_TRY(cudaStreamCreateWithPriority(&s.cuda, cudaStreamNonBlocking, cuda_priority));
+  try {
+    executor_.prepare_stream(s.cuda);  // its own cuBLAS workspace, allocated at set-up
+  } catch (...) {
+    (void)cudaStreamDestroy(s.cuda);
+    throw;
+  }
   queues_.add_stream(stream, options, std::move(s));
 }
 

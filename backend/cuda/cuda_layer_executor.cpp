@@ -80,6 +80,27 @@ void CudaLayerExecutor::unbind_stream() noexcept {
   if (handle_ != nullptr) (void)cublasSetStream(handle_, nullptr);
 }
 
+void CudaLayerExecutor::prepare_stream(cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stream_workspaces_.count(stream) == 0) {
+    stream_workspaces_.emplace(stream, DeviceBuffer(kCublasWorkspaceBytes));
+  }
+}
+
+std::size_t CudaLayerExecutor::stream_workspace_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stream_workspaces_.size() * kCublasWorkspaceBytes;
+}
+
+void CudaLayerExecutor::bind_locked(cudaStream_t stream) {
+  auto it = stream_workspaces_.find(stream);
+  if (it == stream_workspaces_.end()) {
+    it = stream_workspaces_.emplace(stream, DeviceBuffer(kCublasWorkspaceBytes)).first;
+  }
+  GPUMUX_CUBLAS_TRY(cublasSetStream(handle_, stream));  // resets to the default pool
+  GPUMUX_CUBLAS_TRY(cublasSetWorkspace(handle_, it->second.data(), kCublasWorkspaceBytes));
+}
+
 std::size_t CudaLayerExecutor::input_bytes() const noexcept {
   return input_type_ == CUDA_R_32F ? 4 : 2;
 }
@@ -90,7 +111,7 @@ void CudaLayerExecutor::gemm_locked(cublasOperation_t ta, cublasOperation_t tb, 
                                     std::uint64_t ldb, std::uint64_t stride_b, float* c,
                                     std::uint64_t ldc, std::uint64_t stride_c, std::uint64_t count,
                                     float beta, cudaStream_t stream) {
-  GPUMUX_CUBLAS_TRY(cublasSetStream(handle_, stream));
+  bind_locked(stream);
   const float alpha = 1.0f;
   if (count == 1) {
     GPUMUX_CUBLAS_TRY(cublasGemmEx(handle_, ta, tb, to_int(m, "m"), to_int(n, "n"), to_int(k, "k"),

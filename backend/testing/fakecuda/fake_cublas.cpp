@@ -20,6 +20,8 @@ using gpumux::fakecuda::detail::state;
 struct cublasContext {
   cudaStream_t stream = nullptr;
   cublasMath_t math = CUBLAS_DEFAULT_MATH;
+  void* workspace = nullptr;  ///< nullptr: the library's default pool
+  std::size_t workspace_bytes = 0;
 };
 
 namespace {
@@ -109,6 +111,9 @@ cublasStatus_t enqueue(cublasHandle_t handle, Gemm g, cudaDataType ctype) {
     const std::lock_guard<std::mutex> lock(s.mutex);
     exact = s.options.arithmetic == Arithmetic::Exact;
     ns = s.options.kernel_ns;
+    const std::uint64_t number = handle->stream == nullptr ? 0 : handle->stream->number;
+    s.gemms.push_back(
+        gpumux::fakecuda::GemmCall{number, handle->workspace, handle->workspace_bytes});
   }
   std::function<void()> work;
   if (exact) work = g;
@@ -133,6 +138,18 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
 cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   handle->stream = stream;
+  // cuBLAS: cublasSetStream "unconditionally resets the cuBLAS library workspace back to the
+  // default workspace pool".
+  handle->workspace = nullptr;
+  handle->workspace_bytes = 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, std::size_t bytes) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (workspace == nullptr && bytes != 0) return CUBLAS_STATUS_INVALID_VALUE;
+  handle->workspace = workspace;
+  handle->workspace_bytes = bytes;
   return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -231,6 +231,7 @@ void reset(const Options& options) {
   s.counts = Counters{};
   s.counts.device_bytes_in_use = in_use;
   s.log.clear();
+  s.gemms.clear();
   detail::thread_local_error() = cudaSuccess;  // the caller's; other threads keep theirs
   s.changed.notify_all();
 }
@@ -260,6 +261,12 @@ std::vector<Executed> execution_log() {
   detail::State& s = state();
   const std::lock_guard<std::mutex> lock(s.mutex);
   return s.log;
+}
+
+std::vector<GemmCall> gemm_calls() {
+  detail::State& s = state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  return s.gemms;
 }
 
 }  // namespace gpumux::fakecuda

@@ -81,6 +81,7 @@ class State {
   std::uint64_t fault_countdown = 0;
   Counters counts;
   std::vector<Executed> log;
+  std::vector<GemmCall> gemms;
   std::uint64_t next_seq = 1, next_stream = 1;
   bool stopping = false;
 

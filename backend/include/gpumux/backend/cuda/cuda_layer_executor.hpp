@@ -21,13 +21,22 @@
 //   - Scratch regions are shared by all streams of the device: concurrent ops race on values,
 //     never on memory outside the regions.
 //
+// cuBLAS workspace: each stream gets its own (kCublasWorkspaceBytes, allocated by
+// prepare_stream or at the stream's first GEMM), bound after every cublasSetStream, which resets
+// the handle to the default pool. cuBLAS guide, "Results reproducibility": concurrent streams
+// sharing one handle's default workspace give non-deterministic results; a separate workspace
+// per stream (cublasSetWorkspace) is the documented remedy.
+//
 // Thread rules: all methods are thread-safe (a mutex serialises the cuBLAS handle, which is
-// re-bound to each call's stream); they only enqueue work and never synchronise. The
+// re-bound to each call's stream and its workspace); they only enqueue work and never
+// synchronise (prepare_stream and a stream's first GEMM may cudaMalloc). Workspaces stay
+// allocated until the executor goes (a reused stream handle reuses its workspace). The
 // executor's GPU must be current on the calling thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 
 #include <cublas_v2.h>
@@ -44,6 +53,10 @@ struct CudaExecutorOptions {
   /// Device scratch for X, dY, Y, dX and scratch weights (five equal regions).
   std::size_t workspace_bytes = std::size_t{640} << 20;
 };
+
+/// Each stream's cuBLAS workspace: 32 MiB, the size the cuBLAS API reference recommends for
+/// cublasSetWorkspace on Hopper (4 MiB before Hopper), so one size serves every GPU we target.
+inline constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
 /// Where one layer's memory lives on the device (any pointer may be null: scratch is used).
 struct LayerMemory {
@@ -74,6 +87,12 @@ class CudaLayerExecutor {
   void backward(const Model& model, std::uint32_t layer, std::uint32_t batch,
                 const LayerMemory& mem, cudaStream_t stream);
   void update(const LayerMemory& mem, cudaStream_t stream);
+  /// Allocates `stream`'s cuBLAS workspace now (at set-up) rather than at its first GEMM.
+  /// Throws OutOfMemory / CudaError.
+  void prepare_stream(cudaStream_t stream);
+  /// Device bytes of the per-stream cuBLAS workspaces allocated so far.
+  [[nodiscard]] std::size_t stream_workspace_bytes();
+
   /// Binds the cuBLAS handle to the default stream again: call before destroying the streams
   /// it was used on.
   void unbind_stream() noexcept;
@@ -108,6 +127,8 @@ class CudaLayerExecutor {
   [[nodiscard]] const std::byte* weights_for(const GemmShape& g, const LayerMemory& mem,
                                              std::uint64_t* stride) const;
   void elementwise_locked(std::uint64_t elems, cudaStream_t stream);
+  /// Binds the handle to `stream` and to its own workspace (allocated on first use).
+  void bind_locked(cudaStream_t stream);
 
   int ordinal_;
   CudaExecutorOptions options_;
@@ -121,6 +142,7 @@ class CudaLayerExecutor {
   std::byte* w_ = nullptr;  // scratch weights
   std::byte* y_ = nullptr;  // outputs
   std::byte* dx_ = nullptr;
+  std::map<cudaStream_t, DeviceBuffer> stream_workspaces_;  // guarded by mutex_
   std::mutex mutex_;
 };
 

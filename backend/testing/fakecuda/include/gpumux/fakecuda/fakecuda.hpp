@@ -28,6 +28,7 @@
 // Thread rules: every function may be called from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -75,5 +76,15 @@ struct Executed {
 };
 /// Everything executed since reset(), in order of completion.
 [[nodiscard]] std::vector<Executed> execution_log();
+
+/// One cuBLAS GEMM call as enqueued: its stream and the workspace its handle held then
+/// (nullptr: cuBLAS's default pool, which cublasSetStream restores as cuBLAS documents).
+struct GemmCall {
+  std::uint64_t stream;  ///< the stream's creation number (0: a device's null stream)
+  const void* workspace;
+  std::size_t workspace_bytes;
+};
+/// Every GEMM enqueued since reset(), in call order (per-stream workspace tests).
+[[nodiscard]] std::vector<GemmCall> gemm_calls();
 
 }  // namespace gpumux::fakecuda
