@@ -21,13 +21,27 @@
 #              the gap with no sharing at all
 #   figures    the quick PipeSwitch Fig. 5 sweep on cuda (171 s of simulated time, which a real
 #              platform runs in real time, plus set-up per point)
+#
+# Overrides, for the dry run of ctest gpu_session_dry_run (tests/fakecuda/session_dry_run.sh),
+# which runs `calibrate switch diagnose` on the CPU CUDA test double: GPUMUX_SESSION_BIN (the
+# gpumux program), GPUMUX_SESSION_RESULTS (the results folder), GPUMUX_ROOT (the data root:
+# calibrate writes its profile to $GPUMUX_ROOT/traces/devices/), and GPUMUX_SESSION_DRY=1:
+# calibrate times two models, switch runs 5 s (the first two ResNet-152 requests arrive at
+# 3.9 s and later), diagnose 2 s, and build, tests, parity and figures are skipped (they need
+# the GPU build). The dry run checks the plumbing, not the numbers. Unset, nothing changes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpumux-out}
-RESULTS=results/gpu-session
+RESULTS=${GPUMUX_SESSION_RESULTS:-results/gpu-session}
+DRY=${GPUMUX_SESSION_DRY:-0}
 mkdir -p "$OUT" "$RESULTS/logs"
-trap 'tar czf "$OUT/gpu-session.tar.gz" results/gpu-session' EXIT
-GPUMUX=./build-gpu/experiments/gpumux
+# The archive holds results/gpu-session/... as before; an overridden folder goes in by its last name.
+if [ -z "${GPUMUX_SESSION_RESULTS:-}" ]; then
+  trap 'tar czf "$OUT/gpu-session.tar.gz" results/gpu-session' EXIT
+else
+  trap 'tar czf "$OUT/gpu-session.tar.gz" -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"' EXIT
+fi
+GPUMUX=${GPUMUX_SESSION_BIN:-./build-gpu/experiments/gpumux}
 PROFILE=${GPUMUX_GPU_PROFILE:-h100-sxm}
 status=0
 
@@ -61,8 +75,10 @@ build() {
 gpu_tests() { ctest --test-dir build-gpu -L gpu -E parity -V --timeout 120; }
 
 calibrate() {
-  "$GPUMUX" calibrate --device "$PROFILE" --quick --force &&
-    cp "traces/devices/$PROFILE.calibrated.json" "$RESULTS/"
+  local few=()
+  [ "$DRY" = 1 ] && few=(--models resnet152 --models resnet50)  # the models switch and diagnose run
+  "$GPUMUX" calibrate --device "$PROFILE" --quick --force "${few[@]}" &&
+    cp "${GPUMUX_ROOT:-.}/traces/devices/$PROFILE.calibrated.json" "$RESULTS/"
 }
 
 parity() {
@@ -82,10 +98,19 @@ run_both() {
 }
 
 switch() {
-  run_both switch experiments/configs/default.json --set policy.name=pipeswitch --set horizon_s=10
+  local horizon=10
+  [ "$DRY" = 1 ] && horizon=5
+  run_both switch experiments/configs/default.json --set policy.name=pipeswitch --set horizon_s="$horizon"
 }
 
-diagnose() { run_both train experiments/gpu/train_only.json; }
+diagnose() {
+  local short=()
+  [ "$DRY" = 1 ] && short=(--set horizon_s=2)
+  run_both train experiments/gpu/train_only.json "${short[@]}"
+}
+
+# skip NAME: in a dry run, the steps that need the GPU build or a GPU are skipped, with a reason.
+skip() { echo "=== $1: skipped in a dry run (needs the GPU build: build-gpu/ and a GPU)"; }
 
 figures() {
   /usr/bin/env python3 plots/make_figures.py --quick --platform cuda \
@@ -95,6 +120,7 @@ figures() {
 
 for s in "$@"; do
   case $s in
+    build | tests | parity | figures) if [ "$DRY" = 1 ]; then skip "$s"; continue; fi ;;&
     build) step build build ;;
     tests) step gpu-tests gpu_tests ;;
     calibrate) step calibrate calibrate ;;
