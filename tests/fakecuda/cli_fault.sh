@@ -2,7 +2,10 @@
 # ctest fakecuda_cli_fault (CUDA builds): the gpumux program on the CUDA test double (its CUDA
 # module replaced through GPUMUX_CUDA_MODULE). A fault injected at a launch and at a copy
 # (GPUMUX_FAKECUDA_FAULT, counted from the program's start) must each end the run within the
-# timeout with exit 1, a message naming the op and the CUDA error, and no result folder.
+# timeout with exit 1, a message naming the op and the CUDA error, and no result folder. An
+# allocation fault is checked too: the cuda platform allocates only while it sets up (arena,
+# pinned store, per-stream cuBLAS workspaces; nothing at run time, D30), so there the message
+# names the failing call (cudaMalloc at its source line) and the error instead of an op.
 # Usage: cli_fault.sh GPUMUX_BINARY FAKE_MODULE   (from the repository root)
 set -uo pipefail
 gpumux="$1"
@@ -10,7 +13,7 @@ module="$2"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 status=0
-for fault in launch:40 copy:2; do
+for fault in launch:40 copy:2 alloc:6; do
   out="$scratch/${fault%%:*}"
   output="$(GPUMUX_CUDA_MODULE="$module" GPUMUX_FAKECUDA_FAULT="$fault" timeout 300 "$gpumux" run -q \
     experiments/configs/default.json --set platform=cuda --set devices.0.profile=h100-sxm \
@@ -19,8 +22,14 @@ for fault in launch:40 copy:2; do
   rc=$?
   echo "fault $fault: exit $rc: $output"
   if [ "$rc" -ne 1 ]; then echo "FAIL: exit $rc, not 1"; status=1; fi
-  if ! grep -q "op [0-9]" <<<"$output"; then echo "FAIL: no op named"; status=1; fi
-  if ! grep -q "cudaErrorIllegalAddress" <<<"$output"; then echo "FAIL: no CUDA error"; status=1; fi
+  if [ "${fault%%:*}" = alloc ]; then
+    if ! grep -q "cudaMalloc(.*) at .*: out of memory" <<<"$output"; then
+      echo "FAIL: the failing allocation and its error are not named"; status=1
+    fi
+  else
+    if ! grep -q "op [0-9]" <<<"$output"; then echo "FAIL: no op named"; status=1; fi
+    if ! grep -q "cudaErrorIllegalAddress" <<<"$output"; then echo "FAIL: no CUDA error"; status=1; fi
+  fi
   if [ -e "$out" ]; then echo "FAIL: $out exists"; status=1; fi
 done
 exit "$status"
