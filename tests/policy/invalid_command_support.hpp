@@ -2,6 +2,10 @@
 // test policy names, the config it runs and a memory comparison.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "gpumux/ids.hpp"
@@ -18,9 +22,11 @@ inline constexpr JobId kSvc{1};
 inline constexpr JobId kUnknownJob{99};
 inline constexpr StreamId kUnknownStream{999};
 
-/// A V100 and a CPU; "train" (VAE, 2 iterations) arrives at 0 and "svc" (AlexNet, one request
-/// at 20 ms) at 10 ms, under `policy`.
-inline nlohmann::json invalid_command_config(const std::string& policy) {
+/// A V100 and a CPU (or `devices`); "train" (VAE, 2 iterations) arrives at 0 and "svc"
+/// (AlexNet, one request at 20 ms) at 10 ms, under `policy`.
+inline nlohmann::json invalid_command_config(const std::string& policy,
+                                             std::vector<std::string> devices = {"v100-pcie3x16",
+                                                                                 "xeon-2x18"}) {
   nlohmann::json workload = {{"jobs",
                               {{{"name", "train"},
                                 {"kind", "training"},
@@ -34,7 +40,7 @@ inline nlohmann::json invalid_command_config(const std::string& policy) {
                                 {"batch", 1},
                                 {"arrival_s", 0.01},
                                 {"requests", {0.02}}}}}};
-  nlohmann::json doc = make_config(policy, workload, {"v100-pcie3x16", "xeon-2x18"});
+  nlohmann::json doc = make_config(policy, workload, std::move(devices));
   doc["horizon_s"] = 5.0;
   return doc;
 }

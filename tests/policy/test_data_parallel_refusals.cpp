@@ -9,10 +9,11 @@
 
 #include "gpumux/errors.hpp"
 #include "gpumux/policy.hpp"
+#include "invalid_command_support.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;
-using gpumux::test::make_config;
+using gpumux::test::invalid_command_config;
 using gpumux::test::run_config;
 
 namespace {
@@ -107,21 +108,8 @@ GPUMUX_REGISTER_POLICY("test_dp_probe", DataParallelProbe, "data-parallel refusa
 
 TEST_CASE("set_replicas, resize and dispatch refuse what they must", "[data_parallel]") {
   g_refused = 0;
-  nlohmann::json workload = {{"jobs",
-                              {{{"name", "train"},
-                                {"kind", "training"},
-                                {"model", "vae"},
-                                {"batch", 8},
-                                {"arrival_s", 0.0},
-                                {"iterations", 2}},
-                               {{"name", "svc"},
-                                {"kind", "inference"},
-                                {"model", "alexnet"},
-                                {"batch", 1},
-                                {"arrival_s", 0.01},
-                                {"requests", {0.02}}}}}};
-  nlohmann::json doc = make_config("test_dp_probe", workload, {kGpu, kGpu, "xeon-2x18"});
-  doc["horizon_s"] = 5.0;
+  // The invalid-command suite's two jobs, on two GPUs.
+  const nlohmann::json doc = invalid_command_config("test_dp_probe", {kGpu, kGpu, "xeon-2x18"});
   const ExperimentResult r = run_config(doc);
   CHECK(g_refused == 11);
   CHECK(r.run.jobs_finished == 1);
