@@ -22,35 +22,14 @@
 #include "gpumux/event_fields.hpp"
 #include "gpumux/events.hpp"
 #include "test_support.hpp"
+#include "tuning_test_support.hpp"
 
 using namespace gpumux;
-using gpumux::test::make_config;
+using gpumux::test::random_search_config;
 using gpumux::test::run_config;
+using gpumux::test::tuning_end;
 
 namespace {
-
-constexpr const char* kGpu = "v100-pcie3x16";
-
-nlohmann::json config(const std::string& policy, std::size_t gpus, int trials, int epochs) {
-  const nlohmann::json tuning = {{"name", "rs"},
-                                 {"tuner", "random_search"},
-                                 {"params", {{"num_samples", trials}, {"max_epochs", epochs}}},
-                                 {"search_space", {{"lr", {{"loguniform", {1e-4, 1.0}}}}}},
-                                 {"model", "fluid_cifar_alexnet"},
-                                 {"batch", 4},
-                                 {"samples_per_epoch", 8},
-                                 {"max_trials", trials},
-                                 {"arrival_s", 0.0}};
-  return make_config(policy, {{"tuning", nlohmann::json::array({tuning})}},
-                     std::vector<std::string>(gpus, kGpu));
-}
-
-TimeNs tuning_end(const ExperimentResult& r) {
-  for (const Event& e : r.log.events()) {
-    if (e.kind == EventKind::TuningEnd) return e.t_ns;
-  }
-  return -1;
-}
 
 struct Sample {
   TimeNs t;
@@ -78,9 +57,9 @@ TimeNs first_end(const ExperimentResult& r) {
 
 TEST_CASE("dynamic_fluid moves a packed trial to a freed GPU; fluid keeps the pair",
           "[fluid][tuning]") {
-  const ExperimentResult dyn = run_config(config("dynamic_fluid", 2, 3, 64));
-  const ExperimentResult st = run_config(config("fluid", 2, 3, 64));
-  const ExperimentResult base = run_config(config("trial_per_gpu", 2, 3, 64));
+  const ExperimentResult dyn = run_config(random_search_config("dynamic_fluid", 2, 3, 64));
+  const ExperimentResult st = run_config(random_search_config("fluid", 2, 3, 64));
+  const ExperimentResult base = run_config(random_search_config("trial_per_gpu", 2, 3, 64));
   CHECK(dyn.run.jobs_unfinished == 0);
   const TimeNs t_dyn = tuning_end(dyn);
   const TimeNs t_st = tuning_end(st);
@@ -109,14 +88,14 @@ TEST_CASE("dynamic_fluid: no scale-up when the remaining work does not pay for t
           "[fluid][tuning]") {
   // 8 epochs: when the lone trial ends the pair has about 16 x (1 - 1/1.27) = 3.4 iterations
   // left, h1 about 5 ms: (alpha - 1) h1 = 1.4 ms < eps = 4.9 ms, so nobody moves or resizes.
-  const ExperimentResult dyn = run_config(config("dynamic_fluid", 2, 3, 8));
+  const ExperimentResult dyn = run_config(random_search_config("dynamic_fluid", 2, 3, 8));
   CHECK(metric(dyn, "resize_move").empty());
   CHECK(metric(dyn, "resize_in_place").empty());
-  CHECK(tuning_end(dyn) < tuning_end(run_config(config("trial_per_gpu", 2, 3, 8))));
+  CHECK(tuning_end(dyn) < tuning_end(run_config(random_search_config("trial_per_gpu", 2, 3, 8))));
 }
 
 TEST_CASE("dynamic_fluid: the same seed gives identical events", "[fluid][tuning]") {
-  const ExperimentResult a = run_config(config("dynamic_fluid", 2, 3, 64));
-  const ExperimentResult b = run_config(config("dynamic_fluid", 2, 3, 64));
+  const ExperimentResult a = run_config(random_search_config("dynamic_fluid", 2, 3, 64));
+  const ExperimentResult b = run_config(random_search_config("dynamic_fluid", 2, 3, 64));
   CHECK(a.log.events() == b.log.events());
 }

@@ -23,10 +23,12 @@
 #include "gpumux/event_fields.hpp"
 #include "gpumux/events.hpp"
 #include "test_support.hpp"
+#include "tuning_test_support.hpp"
 
 using namespace gpumux;
 using gpumux::test::make_config;
 using gpumux::test::run_config;
+using gpumux::test::tuning_end;
 
 namespace {
 
@@ -51,14 +53,6 @@ nlohmann::json config(const std::string& policy, std::size_t gpus, nlohmann::jso
       make_config(policy, {{"tuning", std::move(tunings)}}, std::vector<std::string>(gpus, kGpu));
   doc["policy"]["params"] = std::move(params);
   return doc;
-}
-
-TimeNs tuning_end(const ExperimentResult& r) {
-  TimeNs last = -1;
-  for (const Event& e : r.log.events()) {
-    if (e.kind == EventKind::TuningEnd) last = e.t_ns;
-  }
-  return last;
 }
 
 std::vector<double> metric(const ExperimentResult& r, std::string_view name) {

@@ -16,55 +16,16 @@
 
 #include "gpumux/events.hpp"
 #include "test_support.hpp"
+#include "tuning_test_support.hpp"
 
 using namespace gpumux;
-using gpumux::test::make_config;
+using gpumux::test::random_search_config;
 using gpumux::test::run_config;
+using gpumux::test::Span;
+using gpumux::test::spans;
+using gpumux::test::tuning_end;
 
 namespace {
-
-constexpr const char* kGpu = "v100-pcie3x16";
-
-nlohmann::json config(const std::string& policy, std::size_t gpus) {
-  const nlohmann::json tuning = {{"name", "rs"},
-                                 {"tuner", "random_search"},
-                                 {"params", {{"num_samples", 4}, {"max_epochs", 2}}},
-                                 {"search_space", {{"lr", {{"loguniform", {1e-4, 1.0}}}}}},
-                                 {"model", "fluid_cifar_alexnet"},
-                                 {"batch", 4},
-                                 {"samples_per_epoch", 8},
-                                 {"max_trials", 4},
-                                 {"arrival_s", 0.0}};
-  return make_config(policy, {{"tuning", nlohmann::json::array({tuning})}},
-                     std::vector<std::string>(gpus, kGpu));
-}
-
-TimeNs tuning_end(const ExperimentResult& r) {
-  for (const Event& e : r.log.events()) {
-    if (e.kind == EventKind::TuningEnd) return e.t_ns;
-  }
-  return -1;
-}
-
-struct Span {
-  TimeNs start = -1, end = -1;
-  std::uint16_t device = 0;
-};
-
-/// Each job's first compute-op start and last op end, and the device it ran on.
-std::map<std::uint32_t, Span> spans(const ExperimentResult& r) {
-  std::map<std::uint32_t, Span> out;
-  for (const Event& e : r.log.events()) {
-    if (e.op_kind != OpKind::Compute) continue;
-    if (e.kind == EventKind::OpStart) {
-      Span& s = out[e.job];
-      if (s.start < 0) s.start = e.t_ns;
-      s.device = e.device;
-    }
-    if (e.kind == EventKind::OpEnd) out[e.job].end = e.t_ns;
-  }
-  return out;
-}
 
 /// Largest number of jobs whose [first start, last end) intervals overlap at once.
 std::size_t max_concurrent(const std::map<std::uint32_t, Span>& s) {
@@ -83,8 +44,8 @@ std::size_t max_concurrent(const std::map<std::uint32_t, Span>& s) {
 
 TEST_CASE("fluid packs two trials per GPU (c = 2) and beats trial_per_gpu's makespan",
           "[fluid][tuning]") {
-  const ExperimentResult f = run_config(config("fluid", 1));
-  const ExperimentResult b = run_config(config("trial_per_gpu", 1));
+  const ExperimentResult f = run_config(random_search_config("fluid", 1, 4, 2));
+  const ExperimentResult b = run_config(random_search_config("trial_per_gpu", 1, 4, 2));
   REQUIRE(f.jobs.size() == 4);
   REQUIRE(b.jobs.size() == 4);
   CHECK(f.run.jobs_unfinished == 0);
@@ -101,8 +62,8 @@ TEST_CASE("fluid packs two trials per GPU (c = 2) and beats trial_per_gpu's make
 
 TEST_CASE("fluid with as many GPUs as trials places one trial per GPU, like trial_per_gpu",
           "[fluid][tuning]") {
-  const ExperimentResult f = run_config(config("fluid", 4));
-  const ExperimentResult b = run_config(config("trial_per_gpu", 4));
+  const ExperimentResult f = run_config(random_search_config("fluid", 4, 4, 2));
+  const ExperimentResult b = run_config(random_search_config("trial_per_gpu", 4, 4, 2));
   const auto sf = spans(f);
   REQUIRE(sf.size() == 4);
   std::set<std::uint16_t> devices;
@@ -114,7 +75,7 @@ TEST_CASE("fluid with as many GPUs as trials places one trial per GPU, like tria
 }
 
 TEST_CASE("fluid: the same seed gives identical events", "[fluid][tuning]") {
-  const ExperimentResult a = run_config(config("fluid", 1));
-  const ExperimentResult b = run_config(config("fluid", 1));
+  const ExperimentResult a = run_config(random_search_config("fluid", 1, 4, 2));
+  const ExperimentResult b = run_config(random_search_config("fluid", 1, 4, 2));
   CHECK(a.log.events() == b.log.events());
 }

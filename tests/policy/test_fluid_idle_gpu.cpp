@@ -27,10 +27,14 @@
 
 #include "gpumux/events.hpp"
 #include "test_support.hpp"
+#include "tuning_test_support.hpp"
 
 using namespace gpumux;
 using gpumux::test::make_config;
 using gpumux::test::run_config;
+using gpumux::test::Span;
+using gpumux::test::spans;
+using gpumux::test::tuning_end;
 
 namespace {
 
@@ -52,33 +56,6 @@ nlohmann::json trial(const std::string& name, int epochs, double arrival_s) {
 nlohmann::json vae(const std::string& name) {
   return {{"name", name}, {"kind", "training"}, {"model", "vae"},
           {"batch", 32},  {"arrival_s", 0.0},   {"iterations", 10}};
-}
-
-struct Span {
-  TimeNs start = -1, end = -1;
-  std::uint16_t device = 0;
-};
-
-std::map<std::uint32_t, Span> spans(const ExperimentResult& r) {
-  std::map<std::uint32_t, Span> out;
-  for (const Event& e : r.log.events()) {
-    if (e.op_kind != OpKind::Compute) continue;
-    if (e.kind == EventKind::OpStart) {
-      Span& s = out[e.job];
-      if (s.start < 0) s.start = e.t_ns;
-      s.device = e.device;
-    }
-    if (e.kind == EventKind::OpEnd) out[e.job].end = e.t_ns;
-  }
-  return out;
-}
-
-TimeNs tuning_end(const ExperimentResult& r) {
-  TimeNs t = -1;
-  for (const Event& e : r.log.events()) {
-    if (e.kind == EventKind::TuningEnd) t = std::max(t, e.t_ns);
-  }
-  return t;
 }
 
 }  // namespace
