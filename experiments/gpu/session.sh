@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU session (issues 4, 5 and 16): build, GPU tests, calibration, the parity scenario and
 # the sim-against-cuda comparisons, each step logged. First run on an H100 on 2026-11-25: build,
-# tests, calibrate, parity and switch together took 114 s (docs/fidelity.md).
+# tests, calibrate, parity and switch together took 114 s (docs/fidelity.md); on a bare H200 on
+# 2026-11-26 all seven steps took 309 s (build 78 s, figures 189 s).
 # Prepare once here:  bash experiments/gpu/carry_deps.sh   (fills .deps/, ignored by git)
 # Then on the device machine (carry ".deps"), in one call:
 #   bash experiments/gpu/session.sh build tests calibrate parity switch diagnose figures
@@ -13,7 +14,8 @@
 # Steps:
 #   build      configure and build build-gpu/ (Release, sm_90, no benchmarks) with .deps
 #   tests      ctest -L gpu -E parity: arena, copies, numerics, overlap, preemption, OOM
-#   calibrate  gpumux calibrate --device h100-sxm --quick -> traces/devices/h100-sxm.calibrated.json
+#   calibrate  gpumux calibrate --device PROFILE --quick -> traces/devices/PROFILE.calibrated.json,
+#              PROFILE being h200-sxm on an H200, else h100-sxm (GPUMUX_GPU_PROFILE overrides)
 #   parity     the sim-vs-cuda parity test (needs the calibrated profile: run calibrate first)
 #   switch     the PipeSwitch switch scenario (default config, ResNet-152 inference arriving
 #              during training) on sim and on cuda with the calibrated profile, events kept
@@ -42,7 +44,12 @@ else
   trap 'tar czf "$OUT/gpu-session.tar.gz" -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"' EXIT
 fi
 GPUMUX=${GPUMUX_SESSION_BIN:-./build-gpu/experiments/gpumux}
-PROFILE=${GPUMUX_GPU_PROFILE:-h100-sxm}
+# The base profile the calibration starts from and the runs use: the card's own where we have one.
+default_profile=h100-sxm
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" in
+  *H200*) default_profile=h200-sxm ;;
+esac
+PROFILE=${GPUMUX_GPU_PROFILE:-$default_profile}
 status=0
 
 step() {  # step NAME COMMAND...: runs it, logs to $RESULTS/logs/NAME.log, remembers a failure
