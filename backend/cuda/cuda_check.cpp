@@ -19,9 +19,18 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  // cuBLAS reports a launch that a faulted context refused as its own status
+  // (EXECUTION_FAILED); the context's error (sticky: an earlier op's fault) is the cause, so
+  // it is named as every failed runtime call names it.
+  const cudaError_t context = cudaGetLastError();
+  std::string cause;
+  if (context != cudaSuccess) {
+    cause = "; the CUDA context reports " + std::string(cudaGetErrorName(context)) + ": " +
+            cudaGetErrorString(context);
+  }
   throw CudaError("cuBLAS error " + std::to_string(static_cast<int>(status)) + " (" +
                   cublasGetStatusName(status) + ": " + cublasGetStatusString(status) + ") in " +
-                  call + " at " + file + ":" + std::to_string(line));
+                  call + " at " + file + ":" + std::to_string(line) + cause);
 }
 
 std::string cuda_versions() {

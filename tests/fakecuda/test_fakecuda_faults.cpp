@@ -1,12 +1,18 @@
 // No hang, ever (issue 16): a fault injected into the CUDA test double at a launch, a copy or
 // an allocation during a run ends the run within a bounded time with an error that names the
 // op and the CUDA error, and the platform is torn down (label fakecuda).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "../../backend/cuda/kernels.h"
 #include "fakecuda_rig.hpp"
 #include "gpu_test_support.hpp"
+#include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
@@ -106,5 +112,39 @@ TEST_CASE(
       CHECK(fake::counters().device_bytes_in_use == 0);  // the arena and workspace were freed
     }
   }
+  fake::reset();
+}
+
+// cuBLAS reports a launch refused by a faulted context as its own status; the message must
+// still name the CUDA error behind it, as every other failed call's does (a launcher that
+// meets the sticky error first in a GEMM would otherwise end the run without naming it).
+TEST_CASE("cuda on fakecuda: a cuBLAS call refused after a GPU fault names the CUDA error",
+          "[fakecuda]") {
+  fake::reset();
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, 0) == cudaSuccess);
+  cublasHandle_t h = nullptr;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS);
+  fake::inject_fault(fake::FaultKind::Launch, 1);
+  REQUIRE(gpumux_noop(s) == 0);  // faults on the device, not here
+  REQUIRE(cudaStreamSynchronize(s) == cudaErrorIllegalAddress);
+  const std::array<float, 4> a{1, 2, 3, 4};
+  std::array<float, 4> c{};
+  const float one = 1.0f, zero = 0.0f;
+  std::string message;
+  try {
+    GPUMUX_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a.data(),
+                                   CUDA_R_32F, 2, a.data(), CUDA_R_32F, 2, &zero, c.data(),
+                                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } catch (const CudaError& e) {
+    message = e.what();
+  }
+  INFO(message);
+  CHECK_THAT(message, Catch::Matchers::Contains("CUBLAS_STATUS_EXECUTION_FAILED"));
+  CHECK_THAT(message, Catch::Matchers::Contains("cudaErrorIllegalAddress"));
+  CHECK_THAT(message, Catch::Matchers::Contains("an illegal memory access was encountered"));
+  (void)cublasDestroy(h);
+  (void)cudaStreamDestroy(s);
   fake::reset();
 }
