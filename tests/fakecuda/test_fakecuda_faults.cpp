@@ -134,9 +134,9 @@ TEST_CASE("cuda on fakecuda: a cuBLAS call refused after a GPU fault names the C
   const float one = 1.0f, zero = 0.0f;
   std::string message;
   try {
-    GPUMUX_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a.data(),
-                                   CUDA_R_32F, 2, a.data(), CUDA_R_32F, 2, &zero, c.data(),
-                                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    GPUMUX_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a.data(), CUDA_R_32F,
+                                   2, a.data(), CUDA_R_32F, 2, &zero, c.data(), CUDA_R_32F, 2,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   } catch (const CudaError& e) {
     message = e.what();
   }
