@@ -5,7 +5,7 @@
 # 2026-11-26 all seven steps took 309 s (build 78 s, figures 189 s).
 # Prepare once here:  bash experiments/gpu/carry_deps.sh   (fills .deps/, ignored by git)
 # Then on the device machine (carry ".deps"), in one call:
-#   bash experiments/gpu/session.sh build tests calibrate parity switch diagnose figures
+#   bash experiments/gpu/session.sh build tests calibrate parity switch diagnose sharing figures
 # A bare machine keeps nothing between calls, so every call starts with `build`. Everything a
 # step measures lands in one folder, results/gpu-session/ (logs/, the calibrated profile, the
 # run directories), which is tarred to $OUT/gpu-session.tar.gz when the script exits (one
@@ -21,6 +21,9 @@
 #              during training) on sim and on cuda with the calibrated profile, events kept
 #   diagnose   experiments/gpu/train_only.json (one training job, nothing else) on sim and cuda:
 #              the gap with no sharing at all
+#   sharing    build-gpu/experiments/gpumux_sharing_probe: a 1-block kernel's latency while a
+#              kernel of 1 ms blocks fills the GPU (greatest / equal stream priority, a second
+#              process) and both processes' time slices -> sharing_probe.csv (a few seconds)
 #   figures    the quick PipeSwitch Fig. 5 sweep on cuda (171 s of simulated time, which a real
 #              platform runs in real time, plus set-up per point)
 #
@@ -29,8 +32,9 @@
 # gpumux program), GPUMUX_SESSION_RESULTS (the results folder), GPUMUX_ROOT (the data root:
 # calibrate writes its profile to $GPUMUX_ROOT/traces/devices/), and GPUMUX_SESSION_DRY=1:
 # calibrate times two models, switch runs 5 s (the first two ResNet-152 requests arrive at
-# 3.9 s and later), diagnose 2 s, and build, tests, parity and figures are skipped (they need
-# the GPU build). The dry run checks the plumbing, not the numbers. Unset, nothing changes.
+# 3.9 s and later), diagnose 2 s, and build, tests, parity, sharing and figures are skipped
+# (they need the GPU build). The dry run checks the plumbing, not the numbers. Unset, nothing
+# changes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gpumux-out}
@@ -119,6 +123,10 @@ diagnose() {
 # skip NAME: in a dry run, the steps that need the GPU build or a GPU are skipped, with a reason.
 skip() { echo "=== $1: skipped in a dry run (needs the GPU build: build-gpu/ and a GPU)"; }
 
+sharing() {
+  timeout 120 ./build-gpu/experiments/gpumux_sharing_probe "$RESULTS/sharing_probe.csv"
+}
+
 figures() {
   /usr/bin/env python3 plots/make_figures.py --quick --platform cuda \
     --only pipeswitch_fig5_switch_latency --gpumux "$GPUMUX"
@@ -127,15 +135,16 @@ figures() {
 
 for s in "$@"; do
   case $s in
-    build | tests | parity | figures) if [ "$DRY" = 1 ]; then skip "$s"; continue; fi ;;&
+    build | tests | parity | sharing | figures) if [ "$DRY" = 1 ]; then skip "$s"; continue; fi ;;&
     build) step build build ;;
     tests) step gpu-tests gpu_tests ;;
     calibrate) step calibrate calibrate ;;
     parity) step parity parity ;;
     switch) step switch switch ;;
     diagnose) step diagnose diagnose ;;
+    sharing) step sharing sharing ;;
     figures) step figures figures ;;
-    *) echo "unknown step '$s' (build tests calibrate parity switch diagnose figures)"; exit 2 ;;
+    *) echo "unknown step '$s' (build tests calibrate parity switch diagnose sharing figures)"; exit 2 ;;
   esac
 done
 exit $status
