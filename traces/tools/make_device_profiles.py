@@ -8,6 +8,7 @@ in the source strings:
   [M-ext]  third-party measurement, quoted in the project's reference document perf-anchors.md
            (section given)
   [M-here] measured on the project's CPU machine (2-core AMD EPYC VM, Python 3.11.2)
+  [M-gpu]  measured on a GPU lent to the project (docs/results/gpu-*; hopper_measured.py)
   [CODE]   read in public source code (via perf-anchors.md)
   [D]      derived here, formula given
   [FIT]    calibrated by traces/tools/calibrate_devices.py against a public third-party measurement
@@ -21,6 +22,8 @@ Stdlib only.
 import json
 import os
 import sys
+
+import hopper_measured
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -523,7 +526,7 @@ def devices():
         0.6, cpu_conv_src.replace('AVX-512 peak on Skylake-SP', 'SIMD peak on Skylake-SP (AVX2 on Broadwell is '
                                   'assumed alike)'),
         0.7, cpu_lin_src, cpu_launch))
-    return out
+    return hopper_measured.apply(out)
 
 
 # --------------------------------------------------------------------------------------------------
