@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -105,6 +106,14 @@ struct Device {
     CHECK(cudaGetDeviceProperties(&prop, 0));
     sms = prop.multiProcessorCount;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spin, kThreads, 0));
+    if (per_sm * kThreads != prop.maxThreadsPerMultiProcessor) {
+      // The low kernel must leave no thread slot free, or the probe runs beside it and every
+      // wait reads near zero (e.g. 1536 threads per SM on sm_86/89 cards).
+      std::fprintf(stderr,
+                   "sharing_probe: %d blocks of %d threads do not fill an SM of %d threads\n",
+                   per_sm, kThreads, prop.maxThreadsPerMultiProcessor);
+      std::exit(2);
+    }
     CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     CHECK(cudaStreamCreateWithPriority(&low, cudaStreamNonBlocking, least));
     CHECK(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest));
@@ -185,7 +194,10 @@ struct Pipes {
   int to_child[2], to_parent[2];
   void send(int fd) const {
     const char c = 1;
-    if (write(fd, &c, 1) != 1) std::exit(1);
+    if (write(fd, &c, 1) != 1) {  // SIGPIPE is ignored: a dead peer gives an error here
+      std::fprintf(stderr, "sharing_probe: the other process ended early\n");
+      std::exit(1);
+    }
   }
   void wait(int fd) const {
     char c = 0;
@@ -201,7 +213,7 @@ struct Pipes {
 /// blocks of the greater priority go first, running ones finish), the kernel's end with equal
 /// priority (FIFO: every pending low block goes first).
 double predicted_wait_ms(bool priority, double a) {
-  return priority ? std::ceil(a) - a : kWaves - a;
+  return std::max(0.0, priority ? std::ceil(a) - a : kWaves - a);
 }
 
 /// Same context: the probe on the high (or equal) stream while the low kernel fills the GPU,
@@ -266,10 +278,13 @@ void child(Pipes p, const char* csv_path) {
 }
 
 /// Gap lengths and the runs between them, in ms, from a flat [start, end, start, end...] list.
+/// The first and last gaps are left out of `off`: they can be cut short by the other process
+/// starting or ending its wave.
 void slice_stats(const std::vector<double>& g, std::vector<double>* off, std::vector<double>* on) {
-  for (std::size_t i = 0; i + 1 < g.size(); i += 2) {
-    off->push_back((g[i + 1] - g[i]) / 1e6);
-    if (i >= 2) on->push_back((g[i] - g[i - 1]) / 1e6);
+  const std::size_t gaps = g.size() / 2;
+  for (std::size_t k = 0; k < gaps; ++k) {
+    if (k > 0 && k + 1 < gaps) off->push_back((g[2 * k + 1] - g[2 * k]) / 1e6);
+    if (k > 0) on->push_back((g[2 * k] - g[2 * k - 1]) / 1e6);
   }
 }
 
@@ -277,6 +292,7 @@ void slice_stats(const std::vector<double>& g, std::vector<double>* off, std::ve
 
 int main(int argc, char** argv) {
   const char* csv_path = argc > 1 ? argv[1] : "sharing_probe.csv";
+  std::signal(SIGPIPE, SIG_IGN);  // a write to a dead peer fails instead of killing silently
   Pipes p{};
   if (pipe(p.to_child) != 0 || pipe(p.to_parent) != 0) return 1;
   const pid_t pid = fork();  // before any CUDA call: a child may not inherit a context
@@ -375,9 +391,13 @@ int main(int argc, char** argv) {
   line("second process (time slicing)", process, process_h);
   std::printf("\n%-34s %10s %10s %10s %6s\n", "time slicing (ms)", "median", "min", "max", "n");
   auto slices = [&](const char* name, const std::vector<double>& v) {
+    if (v.empty()) {  // no slicing seen (e.g. both processes are clients of one MPS server)
+      std::printf("%-34s %10s %10s %10s %6d\n", name, "-", "-", "-", 0);
+      return;
+    }
     std::printf("%-34s %10.3f %10.3f %10.3f %6zu\n", name, median(v),
-                v.empty() ? 0 : *std::min_element(v.begin(), v.end()),
-                v.empty() ? 0 : *std::max_element(v.begin(), v.end()), v.size());
+                *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+                v.size());
   };
   slices("parent off the GPU (gap)", off_p);
   slices("parent on the GPU (run)", on_p);

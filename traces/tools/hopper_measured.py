@@ -10,10 +10,12 @@ import copy
 
 RESULTS = 'docs/results/gpu-2026-11-26'
 
-# card -> (slice ns, switch ns, slice run median ms, gap median ms, the calls that measured it)
+# card -> (slice ns, switch ns, run median ms, gap median ms, the calls that measured it). Medians
+# over both processes and both repeats (40 runs, 36 gaps; each process's first and last gap are
+# left out, the other process's start or end can cut them short); switch = (gap - run) / 2.
 SHARING = {
-    'h100-sxm': (2047000, 232500, 2.047, 2.513, 'calls 5 and 6 (call5-h100-sharing_probe*, call6-h100-sharing*)'),
-    'h200-sxm': (2055000, 220000, 2.055, 2.498, 'call 4 (call4-sharing_probe-run1/2*)'),
+    'h100-sxm': (2048000, 231000, 2.048, 2.509, 'calls 5 and 6 (call5-h100-sharing_probe*, call6-h100-sharing*)'),
+    'h200-sxm': (2054000, 222000, 2.054, 2.498, 'call 4, two runs (call4-sharing_probe-run1/2*)'),
 }
 
 
@@ -25,14 +27,14 @@ def _set_sharing(p):
     p['sources']['sharing.timeslice_ns'] = (
         '[M-gpu] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): two processes '
         '(contexts, no MPS) each running one wave of 50 ms blocks alternate on the GPU in runs of %.3f ms '
-        '(median), read off %%globaltimer jumps; a 1-block kernel from a second process waited for the '
+        '(median of 40), read off %%globaltimer jumps; a 1-block kernel from a second process waited for the '
         'rest of the running context\'s slice (counted from its start), or one switch once it had expired, '
         'as the device model\'s round robin does (sim_device.cpp). The driver source\'s Volta+ default is '
         '1024 us (open-gpu-kernel-modules kernel_fifo_gv100.c); this card, in this VM with this driver, '
         'slices at about twice that' % (where, run_ms))
     p['sources']['sharing.context_switch_ns'] = (
         '[M-gpu] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): a context\'s gap '
-        'between its runs is %.3f ms (median) against the other context\'s %.3f ms run, so each of the '
+        'between its runs is %.3f ms (median of 36) against the other context\'s %.3f ms run, so each of the '
         'two switches in a gap costs (gap - run) / 2 with every SM holding 2 blocks of 1024 spinning '
         'threads (their state saved and restored). Was 50 us, an assumption from the literature ranges '
         '(GPreempt <= 40 us, Pascal graphics preemption < 100 us)' % (where, gap_ms, run_ms))
