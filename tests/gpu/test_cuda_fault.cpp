@@ -4,10 +4,18 @@
 // more host functions, and the completion poller or the next CUDA call must surface it. The
 // run must end within the shell's timeout with exit 1, say which op and which error, and leave
 // no result folder (results are renamed into place only at the end).
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+
 #include <catch2/catch.hpp>
 
+#include "../../backend/cuda/kernels.h"
 #include "../cli/cli_harness.hpp"
 #include "gpu_test_support.hpp"
+#include "gpumux/backend/cuda/cuda_check.hpp"
+#include "gpumux/errors.hpp"
 
 using namespace cli_test;
 
@@ -26,4 +34,33 @@ TEST_CASE("cuda: a GPU fault ends the run with exit 1, naming the op, with no re
   CHECK_THAT(r.output, Catch::Matchers::Contains("op "));
   CHECK_THAT(r.output, Catch::Matchers::Contains("illegal memory access"));
   CHECK_FALSE(fs::exists(out));
+}
+
+// After a fault, cuBLAS refuses launches with its own status; the message must still name the
+// context's error (throw_cublas_error asks cudaGetLastError), as the CUDA test double's case in
+// tests/fakecuda/test_fakecuda_faults.cpp checks on the CPU. Its own process (ctest runs each
+// case alone): the fault poisons the context for the rest of the process.
+TEST_CASE("cuda: a cuBLAS call refused after a GPU fault names the CUDA error", "[gpu]") {
+  gpu_test::require_gpu();
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  cublasHandle_t h = nullptr;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cublasSetStream(h, s) == CUBLAS_STATUS_SUCCESS);
+  float* d = nullptr;
+  REQUIRE(cudaMalloc(&d, 16 * sizeof(float)) == cudaSuccess);
+  REQUIRE(gpumux_fault(s) == 0);  // faults on the device, not at the launch
+  CHECK(cudaStreamSynchronize(s) == cudaErrorIllegalAddress);
+  const float one = 1.0f, zero = 0.0f;
+  std::string message = "(no exception)";
+  try {
+    GPUMUX_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, d, CUDA_R_32F, 2, d,
+                                   CUDA_R_32F, 2, &zero, d + 8, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT));
+  } catch (const gpumux::CudaError& e) {
+    message = e.what();
+  }
+  INFO(message);
+  CHECK_THAT(message, Catch::Matchers::Contains("cuBLAS error"));
+  CHECK_THAT(message, Catch::Matchers::Contains("cudaErrorIllegalAddress"));
 }
