@@ -69,3 +69,12 @@ def apply(profiles):
         else:
             out.append(p)
     return out
+
+
+if __name__ == '__main__':
+    # A module of make_device_profiles.py: run alone (or with --help) it only prints what it holds.
+    print(__doc__.strip())
+    print('\nUsage: imported by traces/tools/make_device_profiles.py; nothing to run.\n')
+    for card, (slice_ns, switch_ns, run_ms, gap_ms, calls) in SHARING.items():
+        print('%s: timeslice_ns %d, context_switch_ns %d (run %.3f ms, gap %.3f ms; %s)'
+              % (card, slice_ns, switch_ns, run_ms, gap_ms, calls))
