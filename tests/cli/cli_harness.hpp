@@ -51,6 +51,17 @@ inline fs::path write(const std::string& name, const std::string& content) {
   return p;
 }
 
+/// A 4-point sweep (policies mps and exclusive x seeds 1 and 2) over `base_config`, written to
+/// scratch()/`name`-base.json, with results into `out`; returns the sweep file's path.
+inline fs::path four_point_sweep(const std::string& name, const std::string& base_config,
+                                 const fs::path& out) {
+  const fs::path base = write(name + "-base.json", base_config);
+  return write(name + ".json", R"({"name": ")" + name + R"(", "base": ")" + base.string() +
+                                   R"(", "out_dir": ")" + out.string() +
+                                   R"(", "grid": {"policy.name": ["mps", "exclusive"], )"
+                                   R"("seed": [1, 2]}})");
+}
+
 /// The whole content of a file ("" when it cannot be read).
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

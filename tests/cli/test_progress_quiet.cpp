@@ -21,19 +21,15 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 
 // A 4-point sweep (2 policies x 2 seeds) over a config with one generated service.
 fs::path service_sweep(const std::string& name, const fs::path& out) {
-  write(name + "-base.json", R"({
+  return four_point_sweep(name, R"({
   "name": "progress-base",
   "devices": [{"profile": "v100-pcie3x16"}],
   "policy": {"name": "time_slicing"},
   "horizon_s": 2,
   "workload": {"services": [{"name": "svc", "model": "resnet50", "batch": 1,
     "arrivals": {"generator": "periodic", "interval_s": 0.1, "start_s": 0.1, "count": 10}}]}
-})");
-  return write(name + ".json", R"({"name": ")" + name + R"(", "base": ")" +
-                                   (scratch() / (name + "-base.json")).string() +
-                                   R"(", "out_dir": ")" + out.string() +
-                                   R"(", "grid": {"policy.name": ["mps", "exclusive"], )"
-                                   R"("seed": [1, 2]}})");
+})",
+                          out);
 }
 
 }  // namespace

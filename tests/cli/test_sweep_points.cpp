@@ -19,16 +19,6 @@ std::string with_name(std::string config, const std::string& from, const std::st
   return config.replace(pos, from.size(), to);
 }
 
-// A 4-point sweep (2 policies x 2 seeds) of the small config into `out`.
-fs::path four_point_sweep(const std::string& name, const fs::path& out) {
-  write(name + "-base.json", kSmallConfig);
-  return write(name + ".json", R"({"name": ")" + name + R"(", "base": ")" +
-                                   (scratch() / (name + "-base.json")).string() +
-                                   R"(", "out_dir": ")" + out.string() +
-                                   R"(", "grid": {"policy.name": ["mps", "exclusive"], )"
-                                   R"("seed": [1, 2]}})");
-}
-
 }  // namespace
 
 TEST_CASE("summary.csv round-trips a name with a comma and a quote through Python's csv",
@@ -68,8 +58,8 @@ TEST_CASE("a sweep run in shards and collected equals the whole sweep byte for b
           "[cli][sweep]") {
   const fs::path whole = scratch() / "sweep-whole";
   const fs::path parts = scratch() / "sweep-parts";
-  const fs::path sweep_whole = four_point_sweep("sw-whole", whole);
-  const fs::path sweep_parts = four_point_sweep("sw-parts", parts);
+  const fs::path sweep_whole = four_point_sweep("sw-whole", kSmallConfig, whole);
+  const fs::path sweep_parts = four_point_sweep("sw-parts", kSmallConfig, parts);
 
   const Outcome list = gpumux("sweep '" + sweep_whole.string() + "' --list-points");
   INFO(list.output);
@@ -127,7 +117,7 @@ TEST_CASE("a sweep run in shards and collected equals the whole sweep byte for b
 }
 
 TEST_CASE("sweep --point and --shard refuse what they cannot select", "[cli][sweep]") {
-  const fs::path sweep = four_point_sweep("sw-bad", scratch() / "sweep-bad");
+  const fs::path sweep = four_point_sweep("sw-bad", kSmallConfig, scratch() / "sweep-bad");
   for (const std::string& args : {std::string("--point 4"), std::string("--shard 2/2"),
                                   std::string("--shard 1"), std::string("--shard x/2")}) {
     const Outcome o = gpumux("sweep '" + sweep.string() + "' " + args);
@@ -176,7 +166,7 @@ TEST_CASE("platform cuda refuses -j > 1 unless every point names distinct GPUs",
 TEST_CASE("sweep --slurm writes an array script of one point per task and a collect job",
           "[cli][sweep][slurm]") {
   const fs::path out = scratch() / "sweep-slurm-out";
-  const fs::path sweep = four_point_sweep("sw-slurm", scratch() / "sweep-slurm-file");
+  const fs::path sweep = four_point_sweep("sw-slurm", kSmallConfig, scratch() / "sweep-slurm-file");
   const Outcome o = gpumux("sweep '" + sweep.string() + "' --out '" + out.string() +
                            "' --slurm --quick --set 'horizon_s=5' --sbatch=--partition=gpu");
   INFO(o.output);
