@@ -127,9 +127,8 @@ int sweep_command(const SweepArgs& args) {
     }
     return 0;
   }
-  const std::vector<std::size_t> selected = select_points(
-      sweep.points.size(), args.point,
-      args.shard.empty() ? std::nullopt : std::optional<Shard>(parse_shard(args.shard)));
+  const std::vector<std::size_t> selected =
+      select_points(sweep.points.size(), args.point, args.shard);
   const bool out_from_cli = !args.out_dir.empty();
   const std::string origin =
       out_from_cli

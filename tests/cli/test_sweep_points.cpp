@@ -118,12 +118,16 @@ TEST_CASE("a sweep run in shards and collected equals the whole sweep byte for b
 
 TEST_CASE("sweep --point and --shard refuse what they cannot select", "[cli][sweep]") {
   const fs::path sweep = four_point_sweep("sw-bad", kSmallConfig, scratch() / "sweep-bad");
-  for (const std::string& args : {std::string("--point 4"), std::string("--shard 2/2"),
-                                  std::string("--shard 1"), std::string("--shard x/2")}) {
+  // An empty or malformed selector never means "every point".
+  for (const std::string& args :
+       {std::string("--point 4"), std::string("--shard 2/2"), std::string("--shard 1"),
+        std::string("--shard x/2"), std::string("--point ''"), std::string("--shard ''"),
+        std::string("--point=''"), std::string("--point ' 1'"), std::string("--point 1x"),
+        std::string("--point=-1"), std::string("--shard ' 0/2'"), std::string("--shard 0/+2")}) {
     const Outcome o = gpumux("sweep '" + sweep.string() + "' " + args);
     INFO(args << "\n" << o.output);
     CHECK(o.exit_code == 2);
-    CHECK(o.output.find(args.substr(0, args.find(' '))) != std::string::npos);
+    CHECK(o.output.find(args.substr(0, 7)) != std::string::npos);
   }
   // Exclusive options (CLI11 refuses the pair).
   CHECK(gpumux("sweep '" + sweep.string() + "' --point 1 --shard 0/2").exit_code == 2);
