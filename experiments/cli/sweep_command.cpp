@@ -31,6 +31,7 @@
 #include "gpumux/result_dir.hpp"
 #include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
+#include "script_quoting.hpp"
 #include "sweep_collect.hpp"
 #include "sweep_file.hpp"
 #include "sweep_plan.hpp"
@@ -110,8 +111,9 @@ void report_sweep_arrivals(const std::vector<Point>& points, bool quiet) {
   }
 }
 
-// `--slurm`: writes the scripts (and submits them with --submit).
-int write_slurm(const SweepArgs& args, const SweepFile& sweep, const SweepSetup& setup) {
+// The --slurm scripts' text for this invocation (checked: script_quoting.hpp).
+SlurmScriptTexts slurm_texts(const SweepArgs& args, const SweepFile& sweep,
+                             const SweepSetup& setup) {
   SlurmOptions o;
   std::error_code ec;
   o.binary = fs::read_symlink("/proc/self/exe", ec);
@@ -123,7 +125,14 @@ int write_slurm(const SweepArgs& args, const SweepFile& sweep, const SweepSetup&
   o.sbatch = args.sbatch;
   o.quick = args.quick;
   o.force = args.force;
-  const SlurmScripts scripts = write_slurm_scripts(sweep, o);
+  o.out_origin = setup.origin;
+  o.name_origin = args.sweep + ": name";
+  return slurm_script_texts(sweep, o);
+}
+
+int write_and_submit(const SlurmScriptTexts& texts, const SweepArgs& args, const SweepFile& sweep,
+                     const fs::path& out_abs) {
+  const SlurmScripts scripts = write_slurm_scripts(texts, out_abs);
   std::cout << scripts.array.string() << "\n" << scripts.collect.string() << "\n";
   if (args.submit) {
     const auto [array_id, collect_id] = submit_slurm(scripts);
@@ -229,6 +238,10 @@ int sweep_command(const SweepArgs& args) {
                                      setup.out_from_cwd ? fs::current_path(ec) : root);
   setup.cli_overrides = args.overrides;
   const fs::path& out_abs = setup.out_abs;
+  // The scripts' text first: a value that cannot be quoted is named as such, and nothing is
+  // created before every check passed.
+  const std::optional<SlurmScriptTexts> slurm =
+      args.slurm ? std::optional(slurm_texts(args, sweep, setup)) : std::nullopt;
   check_sweep_root(out_abs, root, setup.origin, sweep.points);
   if (args.collect) {
     // Every point as a resume sees it: the tables hold only what a resume would keep.
@@ -281,7 +294,7 @@ int sweep_command(const SweepArgs& args) {
     throw UsageError(setup.origin + ": " + out_abs.string() +
                      ": cannot create the folder: " + ec.message());
   }
-  if (args.slurm) return write_slurm(args, sweep, setup);
+  if (slurm) return write_and_submit(*slurm, args, sweep, out_abs);
 
   const auto t0 = std::chrono::steady_clock::now();
   const Failures failed = run_points(points, sweep, root, args, t0);
