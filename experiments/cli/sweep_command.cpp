@@ -1,10 +1,10 @@
 // `gpumux sweep`: runs every point of a sweep file, in parallel with -j. Resumable: a point
-// whose folder holds a gpumux result with the same fingerprint (run_fingerprint.hpp: resolved
-// config, workload, model and profile files, gpumux version) is skipped; a point whose inputs
-// changed since is re-run and its earlier result replaced. Anything else in a point's place is
-// refused before any point runs. --point and --shard run a part of the points (one machine of
-// many); --collect merges complete points into the sweep's summary.csv and summary_run.csv,
-// which a run of every point also writes.
+// whose folder holds an up-to-date result (sweep_plan.hpp: same fingerprint, readable tables)
+// is skipped; any other point of this sweep is re-run and its earlier result replaced. Anything
+// else in a point's place is refused before any point runs. --point and --shard run a part of
+// the points (one machine of many); --collect checks every point as a resume would and merges
+// them into the sweep's summary.csv and summary_run.csv, which a run of every point also
+// writes; --slurm writes scripts that run the points as a Slurm job array.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
