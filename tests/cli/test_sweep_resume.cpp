@@ -106,6 +106,18 @@ TEST_CASE("a point whose summary.json was cut short is re-run, naming the file",
   CHECK(o.output.find(summary.string() + ": ") != std::string::npos);
   CHECK(slurp(out / "summary.csv") == table);
 
+  // With a file gpumux did not write beside it, the folder is not gpumux's to replace: the
+  // resume refuses and deletes nothing.
+  const std::string cut = slurp(summary);
+  write("sweep-cut/mps_1/notes.txt", "mine");
+  o = gpumux(cmd);
+  INFO(o.output);
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("notes.txt") != std::string::npos);
+  CHECK(slurp(out / "mps_1" / "notes.txt") == "mine");
+  CHECK(slurp(summary) == cut);
+  fs::remove(out / "mps_1" / "notes.txt");
+
   // A resume re-runs that point (saying why) and skips the others.
   o = gpumux(cmd);
   INFO(o.output);
