@@ -50,8 +50,8 @@ struct SweepArgs {
   bool quick = false;                ///< apply the sweep file's "quick" section (smaller traces)
   std::string out_dir;               ///< overrides the sweep file's out_dir (relative: to the cwd)
   bool list_points = false;          ///< print the points (number, label, settings) and stop
-  std::optional<std::size_t> point;  ///< run only this point (0-based, --list-points order)
-  std::string shard;                 ///< "I/N": run points K with K % N == I
+  std::optional<std::string> point;  ///< --point K as given: run only point K (0-based)
+  std::optional<std::string> shard;  ///< --shard I/N as given: run points K with K % N == I
   bool collect = false;              ///< run nothing: merge the points into summary.csv
   bool slurm = false;                ///< write a Slurm array script (one task per point)
   bool submit = false;               ///< --slurm, then submit it with sbatch

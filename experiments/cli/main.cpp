@@ -78,6 +78,7 @@ int run_cli(int argc, char** argv) {
       "Also print each plug-in's declared parameters (name, type [unit], default, help)");
 
   SweepArgs sweep_args;
+  std::string sweep_point, sweep_shard;  // kept as text: "" is an error, not "every point"
   auto* sweep = app.add_subcommand("sweep", "Run every point of a sweep file (resumable)");
   sweep->add_option("sweep", sweep_args.sweep, "Sweep file (JSON)")->required();
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Runs in parallel")->check(CLI::Range(1u, 256u));
@@ -90,9 +91,9 @@ int run_cli(int argc, char** argv) {
                     "Results directory (overrides the file's out_dir; --out-dir is the old name)");
   auto* list_points = sweep->add_flag("--list-points", sweep_args.list_points,
                                       "Print each point (number, label, settings) and stop");
-  auto* point = sweep->add_option("--point", sweep_args.point,
+  auto* point = sweep->add_option("--point", sweep_point,
                                   "Run only point K (0-based, as --list-points numbers them)");
-  auto* shard = sweep->add_option("--shard", sweep_args.shard,
+  auto* shard = sweep->add_option("--shard", sweep_shard,
                                   "Run only the points K with K % N == I (I/N, e.g. 0/4)");
   auto* collect = sweep->add_flag(
       "--collect", sweep_args.collect,
@@ -197,6 +198,8 @@ int run_cli(int argc, char** argv) {
   }
 
   run_args.out_given = run->count("--out") > 0;
+  if (point->count() > 0) sweep_args.point = sweep_point;
+  if (shard->count() > 0) sweep_args.shard = sweep_shard;
   try {
     if (*run) return run_command(run_args);
     if (*validate) return validate_command(validate_config, validate_overrides, validate_strict);

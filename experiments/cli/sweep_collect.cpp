@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
+#include "gpumux/json_reader.hpp"
 #include "gpumux/result_dir.hpp"
 #include "gpumux/summary_csv.hpp"
 #include "sweep_select.hpp"
@@ -19,10 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw Error("cannot read " + file.string());
-  return nlohmann::json::parse(in);
+// A point's file, parsed strictly (json_reader.hpp): errors name the file.
+nlohmann::json read_point_file(const fs::path& file) {
+  return parse_json_text(read_input_file(file, file.string(), kMaxTraceBytes, InputKind::Trace),
+                         file.string(), "", InputKind::Trace);
 }
 
 // Written beside the target and renamed over it: a reader never sees half a table.
@@ -43,6 +45,19 @@ void write_file(const fs::path& file, const std::string& text) {
 }
 
 }  // namespace
+
+PointResult read_point_result(const fs::path& dir) {
+  PointResult r{read_point_file(dir / "summary.json"), read_point_file(dir / "run.json")};
+  const std::string summary_name = (dir / "summary.json").string();
+  if (!r.summary.is_object()) throw TraceError(summary_name, "", "expected a JSON object");
+  const auto jobs = r.summary.find("jobs");
+  if (jobs == r.summary.end() || !jobs->is_array()) {
+    throw TraceError(summary_name, "jobs", "expected an array of the run's jobs");
+  }
+  if (!r.run.is_object())
+    throw TraceError((dir / "run.json").string(), "", "expected a JSON object");
+  return r;
+}
 
 void collect_sweep(const SweepFile& sweep, const fs::path& out_root) {
   std::vector<std::string> missing;
@@ -67,12 +82,12 @@ void collect_sweep(const SweepFile& sweep, const fs::path& out_root) {
   std::ostringstream jobs, runs;
   for (std::size_t k = 0; k < sweep.points.size(); ++k) {
     const fs::path dir = out_root / sweep.points[k].label;
-    const nlohmann::json summary = read_json(dir / "summary.json");
+    const PointResult result = read_point_result(dir);
     CsvColumns lead = point_columns(sweep, k, keys);
-    const CsvColumns identity = run_identity_columns(read_json(dir / "run.json"));
+    const CsvColumns identity = run_identity_columns(result.run);
     lead.insert(lead.end(), identity.begin(), identity.end());
-    write_summary_csv(summary, lead, jobs, k == 0);
-    write_summary_run_csv(summary, lead, runs, k == 0);
+    write_summary_csv(result.summary, lead, jobs, k == 0);
+    write_summary_run_csv(result.summary, lead, runs, k == 0);
   }
   write_file(out_root / "summary.csv", jobs.str());
   write_file(out_root / "summary_run.csv", runs.str());

@@ -1,10 +1,10 @@
 // `gpumux sweep`: runs every point of a sweep file, in parallel with -j. Resumable: a point
-// whose folder holds a gpumux result with the same fingerprint (run_fingerprint.hpp: resolved
-// config, workload, model and profile files, gpumux version) is skipped; a point whose inputs
-// changed since is re-run and its earlier result replaced. Anything else in a point's place is
-// refused before any point runs. --point and --shard run a part of the points (one machine of
-// many); --collect merges complete points into the sweep's summary.csv and summary_run.csv,
-// which a run of every point also writes.
+// whose folder holds an up-to-date result (sweep_plan.hpp: same fingerprint, readable tables)
+// is skipped; any other point of this sweep is re-run and its earlier result replaced. Anything
+// else in a point's place is refused before any point runs. --point and --shard run a part of
+// the points (one machine of many); --collect checks every point as a resume would and merges
+// them into the sweep's summary.csv and summary_run.csv, which a run of every point also
+// writes; --slurm writes scripts that run the points as a Slurm job array.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,8 +31,10 @@
 #include "gpumux/result_dir.hpp"
 #include "gpumux/run_fingerprint.hpp"
 #include "gpumux/summary.hpp"
+#include "script_quoting.hpp"
 #include "sweep_collect.hpp"
 #include "sweep_file.hpp"
+#include "sweep_plan.hpp"
 #include "sweep_select.hpp"
 #include "sweep_slurm.hpp"
 
@@ -42,13 +44,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class PointAction { Run, Skip };
-
+// A point of this invocation: its plan, and whether it runs or is skipped as complete.
 struct Point {
-  std::string label;
-  ExperimentConfig config;
-  PointAction action = PointAction::Run;
-  std::string why;  ///< "new", "inputs changed", "--force"
+  PointPlan plan;
+  bool run = true;
+  const std::string& label() const { return plan.label; }
+  const ExperimentConfig& config() const { return plan.config; }
 };
 
 // The sweep's results root: path rules as for a run's folder, and it may hold only what a
@@ -94,13 +95,13 @@ void check_sweep_root(const fs::path& out, const fs::path& repo_root, const std:
 void report_sweep_arrivals(const std::vector<Point>& points, bool quiet) {
   std::vector<std::pair<std::string, std::string>> reports;  // text, the points' labels
   for (const Point& p : points) {
-    std::string text = arrival_report_text(p.config, quiet);
+    std::string text = arrival_report_text(p.config(), quiet);
     auto it = std::find_if(reports.begin(), reports.end(),
                            [&](const auto& r) { return r.first == text; });
     if (it == reports.end()) {
-      reports.emplace_back(std::move(text), p.label);
+      reports.emplace_back(std::move(text), p.label());
     } else {
-      it->second += ", " + p.label;
+      it->second += ", " + p.label();
     }
   }
   for (const auto& [text, labels] : reports) {
@@ -108,6 +109,100 @@ void report_sweep_arrivals(const std::vector<Point>& points, bool quiet) {
     if (reports.size() > 1) std::cerr << "gpumux: arrivals of point(s) " << labels << ":\n";
     std::cerr << text;
   }
+}
+
+// The --slurm scripts' text for this invocation (checked: script_quoting.hpp).
+SlurmScriptTexts slurm_texts(const SweepArgs& args, const SweepFile& sweep,
+                             const SweepSetup& setup) {
+  SlurmOptions o;
+  std::error_code ec;
+  o.binary = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("--slurm: cannot find this program's path: " + ec.message());
+  o.repo_root = setup.root;
+  o.sweep_file = fs::absolute(args.sweep);
+  o.out_root = setup.out_abs;
+  o.overrides = args.overrides;
+  o.sbatch = args.sbatch;
+  o.quick = args.quick;
+  o.force = args.force;
+  o.out_origin = setup.origin;
+  o.name_origin = args.sweep + ": name";
+  return slurm_script_texts(sweep, o);
+}
+
+int write_and_submit(const SlurmScriptTexts& texts, const SweepArgs& args, const SweepFile& sweep,
+                     const fs::path& out_abs) {
+  const SlurmScripts scripts = write_slurm_scripts(texts, out_abs);
+  std::cout << scripts.array.string() << "\n" << scripts.collect.string() << "\n";
+  if (args.submit) {
+    const auto [array_id, collect_id] = submit_slurm(scripts);
+    std::cerr << "sweep " << sweep.name << ": submitted job array " << array_id << " ("
+              << sweep.points.size() << " tasks) and collect job " << collect_id
+              << " (after the array's tasks end)\n";
+  } else {
+    std::cerr << "sweep " << sweep.name << ": submit with `sbatch --parsable "
+              << scripts.array.string() << "`, then `sbatch --dependency=afterany:<id> "
+              << scripts.collect.string() << "` (or run this command with --submit)\n";
+  }
+  return 0;
+}
+
+// The points' failures: messages, and whether one is not bad input (exit 1 rather than 2).
+struct Failures {
+  std::vector<std::string> messages;
+  bool at_run_time = false;
+};
+
+// Runs the points to run (args.jobs at a time), printing a line as each ends.
+Failures run_points(const std::vector<Point>& points, const SweepFile& sweep, const fs::path& root,
+                    const SweepArgs& args, std::chrono::steady_clock::time_point t0) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> finished{0};
+  std::size_t ran = 0;  ///< points run (not skipped) and ended; under `io`
+  const auto to_run = static_cast<std::size_t>(
+      std::count_if(points.begin(), points.end(), [](const Point& p) { return p.run; }));
+  const bool progress = progress_wanted(args.quiet);
+  std::mutex io;
+  Failures failed;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < points.size(); i = next++) {
+      const Point& p = points[i];
+      std::string status;
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!p.run) {
+        status = "complete (same inputs), skipped";
+      } else {
+        try {
+          (void)run_experiment(p.config(), root, true);
+          std::ostringstream s;
+          s << "done in " << std::fixed << std::setprecision(1)
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() << " s"
+            << (p.plan.has_result ? " (re-run: " + p.plan.why + ")" : "");
+          status = s.str();
+        } catch (const std::exception& e) {
+          status = std::string("FAILED: ") + e.what();
+          std::lock_guard lock(io);
+          failed.messages.push_back(p.label() + ": " + e.what());
+          if (dynamic_cast<const InputError*>(&e) == nullptr) failed.at_run_time = true;
+        }
+      }
+      std::lock_guard lock(io);
+      std::cerr << "[" << ++finished << "/" << points.size() << "] " << sweep.name << "/"
+                << p.label() << ": " << status << "\n";
+      if (p.run) ++ran;
+      if (progress) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << "sweep " << sweep.name << ": "
+                  << sweep_progress_line(finished, points.size(), ran, to_run, elapsed) << "\n";
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::max(1u, args.jobs); ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+
+  return failed;
 }
 
 }  // namespace
@@ -127,22 +222,34 @@ int sweep_command(const SweepArgs& args) {
     }
     return 0;
   }
-  const std::vector<std::size_t> selected = select_points(
-      sweep.points.size(), args.point,
-      args.shard.empty() ? std::nullopt : std::optional<Shard>(parse_shard(args.shard)));
+  const std::vector<std::size_t> selected =
+      select_points(sweep.points.size(), args.point, args.shard);
   const bool out_from_cli = !args.out_dir.empty();
-  const std::string origin =
-      out_from_cli
-          ? std::string("--out")
-          : args.sweep +
-                (sweep.out_dir_given ? ": out_dir" : ": name (out_dir results/" + sweep.name + ")");
+  SweepSetup setup;
+  setup.root = root;
+  setup.origin = out_from_cli ? std::string("--out")
+                              : args.sweep + (sweep.out_dir_given
+                                                  ? ": out_dir"
+                                                  : ": name (out_dir results/" + sweep.name + ")");
   std::error_code ec;
   // With installed data a relative out_dir is against the current directory (anchor_out_dir).
-  const bool out_from_cwd = out_from_cli || data.installed;
-  const fs::path out_abs = normal_result_path(out_from_cli ? args.out_dir : sweep.out_dir,
-                                              out_from_cwd ? fs::current_path(ec) : root);
-  check_sweep_root(out_abs, root, origin, sweep.points);
+  setup.out_from_cwd = out_from_cli || data.installed;
+  setup.out_abs = normal_result_path(out_from_cli ? args.out_dir : sweep.out_dir,
+                                     setup.out_from_cwd ? fs::current_path(ec) : root);
+  setup.cli_overrides = args.overrides;
+  const fs::path& out_abs = setup.out_abs;
+  // The scripts' text first: a value that cannot be quoted is named as such, and nothing is
+  // created before every check passed.
+  const std::optional<SlurmScriptTexts> slurm =
+      args.slurm ? std::optional(slurm_texts(args, sweep, setup)) : std::nullopt;
+  check_sweep_root(out_abs, root, setup.origin, sweep.points);
   if (args.collect) {
+    // Every point as a resume sees it: the tables hold only what a resume would keep.
+    std::vector<PointPlan> plans;
+    for (std::size_t k = 0; k < sweep.points.size(); ++k) {
+      plans.push_back(plan_point(sweep, k, setup));
+    }
+    require_up_to_date(sweep, plans, out_abs);
     collect_sweep(sweep, out_abs);
     std::cerr << "sweep " << sweep.name << ": " << sweep.points.size() << " points collected into "
               << (out_abs / "summary.csv").string() << " and "
@@ -153,42 +260,18 @@ int sweep_command(const SweepArgs& args) {
   // Parse and check every point before running anything: bad input fails fast with exit 2.
   std::vector<Point> points;
   for (const std::size_t k : selected) {
-    const SweepPoint& sp = sweep.points[k];
-    std::vector<std::string> overrides = sweep.common;
-    overrides.insert(overrides.end(), args.overrides.begin(), args.overrides.end());
-    overrides.insert(overrides.end(), sp.overrides.begin(), sp.overrides.end());
-    const std::string point_dir =
-        out_from_cwd ? (out_abs / sp.label).string() : sweep.out_dir + "/" + sp.label;
-    overrides.push_back("out_dir=" + point_dir);
-    overrides.push_back("trace=false");
-    Point p{sp.label, load_experiment(root / sweep.base, overrides, root), PointAction::Run, ""};
-    check_registered_names(p.config);
-    p.config.out_dir_origin = origin + " (point " + sp.label + ")";
-    p.config.result_owner = "sweep " + sweep.name + "/" + sp.label;
-    const fs::path dir = result_dir_of(p.config, root);
-    check_result_target(dir, root, p.config.out_dir_origin, /*replace=*/true);
-    const ResultDirInfo info = inspect_result_dir(dir);
-    if (info.state == ResultDirState::GpumuxResult) {
-      const std::string fingerprint = run_fingerprint(p.config, root);
-      const auto& marker = *info.marker;
-      // A sweep owns its points: a result another run or sweep wrote there is replaced only
-      // with --force.
-      const std::string owner = marker.value("owner", std::string("a gpumux run"));
-      if (owner != p.config.result_owner && !args.force) {
-        throw UsageError(p.config.out_dir_origin + ": " + dir.string() + ": holds a result of " +
-                         owner + ", not of this sweep point; pass --force to replace it");
-      }
-      const bool same = marker.contains("config_sha256") &&
-                        marker["config_sha256"] == nlohmann::json(fingerprint);
-      if (same && !args.force) {
-        p.action = PointAction::Skip;
-      } else {
-        p.why = same ? "--force" : "inputs changed since it ran";
-        p.config.replace_results = true;
-      }
-    } else {
-      p.why = "new";
+    Point p{plan_point(sweep, k, setup), true};
+    PointPlan& plan = p.plan;
+    // A sweep owns its points: a result another run or sweep wrote there is replaced only
+    // with --force.
+    if (!plan.other_owner.empty() && !args.force) {
+      throw UsageError(plan.config.out_dir_origin + ": " +
+                       result_dir_of(plan.config, root).string() + ": holds a result of " +
+                       plan.other_owner + ", not of this sweep point; pass --force to replace it");
     }
+    p.run = !plan.up_to_date || args.force;
+    if (plan.up_to_date) plan.why = "--force";
+    plan.config.replace_results = plan.has_result;
     points.push_back(std::move(p));
   }
 
@@ -198,117 +281,50 @@ int sweep_command(const SweepArgs& args) {
     std::vector<const ExperimentConfig*> configs;
     std::vector<std::string> labels;
     for (const Point& p : points) {
-      configs.push_back(&p.config);
-      labels.push_back(p.label);
+      configs.push_back(&p.config());
+      labels.push_back(p.label());
     }
     // A Slurm array runs its tasks at once, like -j with every point.
     check_parallel_gpus(configs, labels, args.slurm ? 2U : args.jobs);
   }
-
   // Created once every point checked out, before any runs: an unwritable place is bad input
   // (exit 2) naming the option, and bad input elsewhere leaves no folder behind.
   fs::create_directories(out_abs, ec);
   if (ec) {
-    throw UsageError(origin + ": " + out_abs.string() +
+    throw UsageError(setup.origin + ": " + out_abs.string() +
                      ": cannot create the folder: " + ec.message());
   }
+  if (slurm) return write_and_submit(*slurm, args, sweep, out_abs);
 
-  if (args.slurm) {
-    SlurmOptions o;
-    o.binary = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) throw Error("--slurm: cannot find this program's path: " + ec.message());
-    o.repo_root = root;
-    o.sweep_file = fs::absolute(args.sweep);
-    o.out_root = out_abs;
-    o.overrides = args.overrides;
-    o.sbatch = args.sbatch;
-    o.quick = args.quick;
-    o.force = args.force;
-    const SlurmScripts scripts = write_slurm_scripts(sweep, o);
-    std::cout << scripts.array.string() << "\n" << scripts.collect.string() << "\n";
-    if (args.submit) {
-      const auto [array_id, collect_id] = submit_slurm(scripts);
-      std::cerr << "sweep " << sweep.name << ": submitted job array " << array_id << " ("
-                << sweep.points.size() << " tasks) and collect job " << collect_id
-                << " (after the array's tasks end)\n";
-    } else {
-      std::cerr << "sweep " << sweep.name << ": submit with `sbatch --parsable "
-                << scripts.array.string() << "`, then `sbatch --dependency=afterany:<id> "
-                << scripts.collect.string() << "` (or run this command with --submit)\n";
-    }
-    return 0;
-  }
-
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> finished{0};
-  std::size_t ran = 0;  ///< points run (not skipped) and ended; under `io`
-  const auto to_run = static_cast<std::size_t>(std::count_if(
-      points.begin(), points.end(), [](const Point& p) { return p.action == PointAction::Run; }));
-  const bool progress = progress_wanted(args.quiet);
-  std::mutex io;
-  std::vector<std::string> failures;
-  bool runtime_failure = false;  ///< a failure that is not bad input (exit 1 rather than 2)
   const auto t0 = std::chrono::steady_clock::now();
-  auto worker = [&] {
-    for (std::size_t i = next++; i < points.size(); i = next++) {
-      const Point& p = points[i];
-      std::string status;
-      const auto t1 = std::chrono::steady_clock::now();
-      if (p.action == PointAction::Skip) {
-        status = "complete (same inputs), skipped";
-      } else {
-        try {
-          (void)run_experiment(p.config, root, true);
-          std::ostringstream s;
-          s << "done in " << std::fixed << std::setprecision(1)
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() << " s"
-            << (p.why == "new" ? "" : " (re-run: " + p.why + ")");
-          status = s.str();
-        } catch (const std::exception& e) {
-          status = std::string("FAILED: ") + e.what();
-          std::lock_guard lock(io);
-          failures.push_back(p.label + ": " + e.what());
-          if (dynamic_cast<const InputError*>(&e) == nullptr) runtime_failure = true;
-        }
-      }
-      std::lock_guard lock(io);
-      std::cerr << "[" << ++finished << "/" << points.size() << "] " << sweep.name << "/" << p.label
-                << ": " << status << "\n";
-      if (p.action == PointAction::Run) ++ran;
-      if (progress) {
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::cerr << "sweep " << sweep.name << ": "
-                  << sweep_progress_line(finished, points.size(), ran, to_run, elapsed) << "\n";
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(1u, args.jobs); ++t) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  const Failures failed = run_points(points, sweep, root, args, t0);
 
   std::vector<std::pair<std::string, std::string>> table;
   for (const Point& p : points) {
-    const fs::path s = result_dir_of(p.config, root) / "summary.json";
-    if (fs::exists(s, ec)) table.emplace_back(p.label, s.string());
+    const fs::path s = result_dir_of(p.config(), root) / "summary.json";
+    if (fs::exists(s, ec)) table.emplace_back(p.label(), s.string());
   }
   print_table(table);
   std::cerr << "sweep " << sweep.name << ": " << points.size() << " runs in " << std::fixed
             << std::setprecision(1)
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
             << " s; results under " << out_abs.string() << "\n";
-  if (!failures.empty()) {
-    for (const auto& f : failures) std::cerr << "error: " << f << "\n";
-    return runtime_failure ? 1 : 2;
+  if (!failed.messages.empty()) {
+    for (const auto& f : failed.messages) std::cerr << "error: " << f << "\n";
+    return failed.at_run_time ? 1 : 2;
   }
   if (selected.size() == sweep.points.size()) {
     collect_sweep(sweep, out_abs);
     std::cerr << "tables: " << (out_abs / "summary.csv").string() << ", "
               << (out_abs / "summary_run.csv").string() << "\n";
   } else {
+    // The same settings: --collect checks the points against them.
+    std::string again = "gpumux sweep " + shell_quote(args.sweep);
+    if (out_from_cli) again += " --out " + shell_quote(out_abs.string());
+    if (args.quick) again += " --quick";
+    for (const auto& o : args.overrides) again += " --set " + shell_quote(o);
     std::cerr << "ran " << selected.size() << " of " << sweep.points.size()
-              << " points; once all are done, `gpumux sweep " << args.sweep
-              << (out_from_cli ? " --out " + out_abs.string() : std::string())
+              << " points; once all are done, `" << again
               << " --collect` writes the sweep's summary.csv\n";
   }
   return 0;
@@ -327,13 +343,26 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
             << "finished" << std::setw(9) << "rejected" << std::setw(12) << "not started"
             << std::setw(9) << "stopped"
             << "\n";
+  static const nlohmann::json kNone;
+  // A member, or null: a summary changed since it was written gives "-" cells, not a crash.
+  auto member = [](const nlohmann::json& obj, std::string_view key) -> const nlohmann::json& {
+    const auto it = obj.is_object() ? obj.find(key) : obj.end();
+    return it != obj.end() ? *it : kNone;
+  };
   for (const auto& [label, file] : runs) {
     std::ifstream in(file);
     if (!in) continue;
-    const nlohmann::json s = nlohmann::json::parse(in);
-    const auto& inf = s["inference"];
-    const double util =
-        s["devices"].empty() ? 0.0 : s["devices"][0]["compute_utilisation"].get<double>();
+    const nlohmann::json s = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (s.is_discarded() || !s.is_object()) {
+      std::cout << std::left << std::setw(24) << label << " (" << file
+                << ": not valid JSON; cannot show it)\n";
+      continue;
+    }
+    const auto& inf = member(s, "inference");
+    const auto& devices = member(s, "devices");
+    const auto& first_device = devices.is_array() && !devices.empty() ? devices[0] : kNone;
+    const auto& util_value = member(first_device, "compute_utilisation");
+    const double util = util_value.is_number() ? util_value.get<double>() : 0.0;
     auto fixed = [](const nlohmann::json& obj, const char* key, int precision, double scale = 1.0) {
       std::ostringstream o;
       if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) {
@@ -349,13 +378,15 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs) {
                                                          : std::string("-");
     };
     // Latency of no request is no number (older summaries wrote 0 for it).
-    const bool served = inf.value("count", std::uint64_t{0}) > 0;
+    const auto& count_value = member(inf, "count");
+    const bool served = count_value.is_number_unsigned() && count_value.get<std::uint64_t>() > 0;
     auto latency = [&](const char* key) { return served ? fixed(inf, key, 2) : std::string("-"); };
-    const auto& tr = s["training"];
-    const auto& all = s["jobs_overall"];
+    const auto& tr = member(s, "training");
+    const auto& all = member(s, "jobs_overall");
     // Summaries written before samples_per_s_present_sum existed show their samples_per_s.
-    const char* train_key =
-        tr.contains("samples_per_s_present_sum") ? "samples_per_s_present_sum" : "samples_per_s";
+    const char* train_key = member(tr, "samples_per_s_present_sum").is_null()
+                                ? "samples_per_s"
+                                : "samples_per_s_present_sum";
     std::cout << std::left << std::setw(24) << label << std::right << std::setw(9)
               << count(inf, "count") << std::setw(9) << count(inf, "requests_unserved")
               << std::setw(10) << latency("p50_ms") << std::setw(11) << latency("p99_ms")

@@ -32,8 +32,20 @@ void require_safe_name(const JsonReader& reader, const std::string& key, const s
   }
 }
 
+// "key=value" as --set reads it back (apply_override): a value that parses as JSON is taken
+// as that JSON, anything else as a string. So a string is written bare only when it does not
+// parse ("mps", "v100-pcie3x16"); a string that would ("null", "42", "true", "[1]") keeps its
+// JSON quotes, so it stays a string. Only the JSON null removes the key.
 std::string assignment(const std::string& key, const nlohmann::json& v) {
-  return key + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  if (!v.is_string()) return key + "=" + v.dump();
+  const std::string& text = v.get_ref<const std::string&>();
+  bool reads_as_json = true;
+  try {
+    reads_as_json = parse_json_if_json(text, "", "", InputKind::Config).has_value();
+  } catch (const InputError&) {
+    // JSON syntax that --set would refuse (a number out of range, "1e400"): quote it too.
+  }
+  return key + "=" + (reads_as_json ? v.dump() : text);
 }
 
 void add_sets(const nlohmann::json& set, const std::string& file, const std::string& where,

@@ -7,13 +7,15 @@
 
 #include "gpumux/config.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/input_file.hpp"
 
 namespace gpumux::cli {
 
 namespace {
 
+// Decimal digits only: from_chars alone would take no sign but stop at the first non-digit.
 bool parse_size(std::string_view s, std::size_t& out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) return false;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc{} && end == s.data() + s.size();
 }
@@ -32,26 +34,32 @@ Shard parse_shard(const std::string& text) {
   Shard s;
   if (slash == std::string::npos || !parse_size(text.substr(0, slash), s.index) ||
       !parse_size(text.substr(slash + 1), s.count) || s.count == 0 || s.index >= s.count) {
-    throw UsageError("--shard '" + text + "': expected I/N with 0 <= I < N, e.g. 0/4");
+    throw UsageError("--shard '" + printable(text) + "': expected I/N with 0 <= I < N, e.g. 0/4");
   }
   return s;
 }
 
-std::vector<std::size_t> select_points(std::size_t point_count,
-                                       const std::optional<std::size_t>& point,
-                                       const std::optional<Shard>& shard) {
-  std::vector<std::size_t> out;
-  if (point) {
-    if (*point >= point_count) {
-      throw UsageError("--point " + std::to_string(*point) + ": the sweep has " +
-                       std::to_string(point_count) + " points, numbered 0 to " +
-                       std::to_string(point_count - 1) + " (see --list-points)");
-    }
-    out.push_back(*point);
-    return out;
+std::size_t parse_point(const std::string& text, std::size_t point_count) {
+  std::size_t k = 0;
+  const std::string range = "the sweep has " + std::to_string(point_count) +
+                            " points, numbered 0 to " + std::to_string(point_count - 1) +
+                            " (see --list-points)";
+  if (!parse_size(text, k)) {
+    throw UsageError("--point '" + printable(text) + "': expected a point number; " + range);
   }
+  if (k >= point_count) throw UsageError("--point " + text + ": " + range);
+  return k;
+}
+
+std::vector<std::size_t> select_points(std::size_t point_count,
+                                       const std::optional<std::string>& point,
+                                       const std::optional<std::string>& shard) {
+  if (point) return {parse_point(*point, point_count)};
+  std::optional<Shard> part;
+  if (shard) part = parse_shard(*shard);
+  std::vector<std::size_t> out;
   for (std::size_t k = 0; k < point_count; ++k) {
-    if (!shard || k % shard->count == shard->index) out.push_back(k);
+    if (!part || k % part->count == part->index) out.push_back(k);
   }
   return out;
 }

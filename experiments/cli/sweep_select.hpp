@@ -23,14 +23,20 @@ struct Shard {
   std::size_t count = 1;
 };
 
-/// Parses "I/N" (0 <= I < N, N >= 1). Throws UsageError naming --shard.
+/// Parses "I/N" (decimal digits only, 0 <= I < N, N >= 1). Throws UsageError naming --shard
+/// and the text ("" included).
 [[nodiscard]] Shard parse_shard(const std::string& text);
 
+/// Parses a point number K (decimal digits only, K < point_count). Throws UsageError naming
+/// --point and the text ("" included) or the range.
+[[nodiscard]] std::size_t parse_point(const std::string& text, std::size_t point_count);
+
 /// The indices (0-based, in file order) of the points selected by `point` or `shard` (at most
-/// one of them; neither selects every point). Throws UsageError for a point out of range.
+/// one of them; neither selects every point): the texts of --point and --shard when given.
+/// Throws UsageError for a malformed or empty selector, or a point out of range.
 [[nodiscard]] std::vector<std::size_t> select_points(std::size_t point_count,
-                                                     const std::optional<std::size_t>& point,
-                                                     const std::optional<Shard>& shard);
+                                                     const std::optional<std::string>& point,
+                                                     const std::optional<std::string>& shard);
 
 /// The keys a sweep's points set (grid keys, or the union of the runs' "set" keys), in the
 /// order they first appear: the sweep tables' columns after "point" and "label".

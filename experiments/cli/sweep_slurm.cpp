@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gpumux/errors.hpp"
+#include "script_quoting.hpp"
 
 namespace gpumux::cli {
 
@@ -25,17 +26,40 @@ void write_script(const fs::path& file, const std::string& text) {
                   fs::perm_options::add);
 }
 
-// The header both scripts share: name, log file, working folder, extra options.
-// `directives` are more "#SBATCH" lines: sbatch reads them only before the first command.
+// Every value that reaches a script, checked before anything is written.
+void check_values(const SweepFile& sweep, const SlurmOptions& o) {
+  check_sbatch_value(sweep.name, o.name_origin);
+  check_slurm_file_name(o.out_root.string(), o.out_origin);
+  check_script_shell_value(o.out_root.string(), o.out_origin);
+  const std::string root_origin = "the data folder (GPUMUX_ROOT)";
+  check_sbatch_value(o.repo_root.string(), root_origin);
+  check_script_shell_value(o.repo_root.string(), root_origin);
+  check_script_shell_value(o.binary.string(), "this program's path");
+  check_script_shell_value(o.sweep_file.string(), "the sweep file");
+  for (const auto& s : o.overrides) check_script_shell_value(s, "--set");
+  for (const auto& opt : o.sbatch) {
+    check_sbatch_value(opt, "--sbatch");
+    if (opt.empty() || opt.front() != '-') {
+      throw UsageError("--sbatch '" + opt +
+                       "': expected one sbatch option starting with '-', e.g. "
+                       "--sbatch=--partition=gpu (give each option its own --sbatch)");
+    }
+  }
+}
+
+// The header both scripts share: name, log file, working folder, extra options, each one
+// argument of its own "#SBATCH" line. `directives` are more such lines: sbatch reads them
+// only before the first command.
 std::string header(const std::string& job_name, const std::string& log, const SlurmOptions& o,
                    const std::string& directives = "") {
   std::ostringstream s;
+  const std::string log_file = (o.out_root / "slurm" / "logs").string() + "/";
   s << "#!/bin/bash\n"
-    << "#SBATCH --job-name=" << job_name << "\n"
-    << "#SBATCH --output=" << (o.out_root / "slurm" / "logs" / log).string() << "\n"
-    << "#SBATCH --chdir=" << o.repo_root.string() << "\n";
+    << "#SBATCH " << sbatch_quote("--job-name=" + job_name) << "\n"
+    << "#SBATCH " << sbatch_quote("--output=" + slurm_file_pattern(log_file) + log) << "\n"
+    << "#SBATCH " << sbatch_quote("--chdir=" + o.repo_root.string()) << "\n";
   s << directives;
-  for (const auto& opt : o.sbatch) s << "#SBATCH " << opt << "\n";
+  for (const auto& opt : o.sbatch) s << "#SBATCH " << sbatch_quote(opt) << "\n";
   s << "# Written by `gpumux sweep --slurm` (docs/sweeps.md).\n"
     << "set -euo pipefail\n"
     << "export GPUMUX_ROOT=" << shell_quote(o.repo_root.string()) << "\n";
@@ -76,32 +100,25 @@ std::string submit(const std::string& cmd) {
 
 }  // namespace
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
+SlurmScriptTexts slurm_script_texts(const SweepFile& sweep, const SlurmOptions& o) {
+  check_values(sweep, o);
+  const std::string force = o.force ? " --force" : "";
+  // One task per point, numbered as --list-points numbers them.
+  const std::string array = "#SBATCH --array=0-" + std::to_string(sweep.points.size() - 1) + "\n";
+  return {
+      header("gpumux-" + sweep.name, "point-%a.out", o, array) +
+          command(o, "--point \"$SLURM_ARRAY_TASK_ID\"" + force),
+      header("gpumux-" + sweep.name + "-collect", "collect-%j.out", o) + command(o, "--collect")};
 }
 
-SlurmScripts write_slurm_scripts(const SweepFile& sweep, const SlurmOptions& o) {
-  const fs::path dir = o.out_root / "slurm";
+SlurmScripts write_slurm_scripts(const SlurmScriptTexts& texts, const fs::path& out_root) {
+  const fs::path dir = out_root / "slurm";
   std::error_code ec;
   fs::create_directories(dir / "logs", ec);
   if (ec) throw Error("cannot create " + (dir / "logs").string() + ": " + ec.message());
   SlurmScripts s{dir / "array.sbatch", dir / "collect.sbatch"};
-  const std::string force = o.force ? " --force" : "";
-  // One task per point, numbered as --list-points numbers them.
-  const std::string array = "#SBATCH --array=0-" + std::to_string(sweep.points.size() - 1) + "\n";
-  write_script(s.array, header("gpumux-" + sweep.name, "point-%a.out", o, array) +
-                            command(o, "--point \"$SLURM_ARRAY_TASK_ID\"" + force));
-  write_script(s.collect, header("gpumux-" + sweep.name + "-collect", "collect-%j.out", o) +
-                              command(o, "--collect"));
+  write_script(s.array, texts.array);
+  write_script(s.collect, texts.collect);
   return s;
 }
 

@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
 
@@ -118,12 +121,16 @@ TEST_CASE("a sweep run in shards and collected equals the whole sweep byte for b
 
 TEST_CASE("sweep --point and --shard refuse what they cannot select", "[cli][sweep]") {
   const fs::path sweep = four_point_sweep("sw-bad", kSmallConfig, scratch() / "sweep-bad");
-  for (const std::string& args : {std::string("--point 4"), std::string("--shard 2/2"),
-                                  std::string("--shard 1"), std::string("--shard x/2")}) {
+  // An empty or malformed selector never means "every point".
+  for (const std::string& args :
+       {std::string("--point 4"), std::string("--shard 2/2"), std::string("--shard 1"),
+        std::string("--shard x/2"), std::string("--point ''"), std::string("--shard ''"),
+        std::string("--point=''"), std::string("--point ' 1'"), std::string("--point 1x"),
+        std::string("--point=-1"), std::string("--shard ' 0/2'"), std::string("--shard 0/+2")}) {
     const Outcome o = gpumux("sweep '" + sweep.string() + "' " + args);
     INFO(args << "\n" << o.output);
     CHECK(o.exit_code == 2);
-    CHECK(o.output.find(args.substr(0, args.find(' '))) != std::string::npos);
+    CHECK(o.output.find(args.substr(0, 7)) != std::string::npos);
   }
   // Exclusive options (CLI11 refuses the pair).
   CHECK(gpumux("sweep '" + sweep.string() + "' --point 1 --shard 0/2").exit_code == 2);
@@ -193,4 +200,43 @@ TEST_CASE("sweep --slurm writes an array script of one point per task and a coll
   // --submit needs --slurm; --slurm excludes --point.
   CHECK(gpumux("sweep '" + sweep.string() + "' --submit").exit_code == 2);
   CHECK(gpumux("sweep '" + sweep.string() + "' --slurm --point 1").exit_code == 2);
+}
+
+TEST_CASE("sweep string values stay strings; only the JSON null removes a key", "[cli][sweep]") {
+  // The job names "null" and "42" are strings; a null description removes the key.
+  const fs::path base =
+      write("sw-strings-base.json", with_name(kSmallConfig, R"("name": "cli-test")",
+                                              R"("name": "cli-test", "description": "d")"));
+  const fs::path out = scratch() / "sweep-strings";
+  const fs::path sweep =
+      write("sw-strings.json", R"({"name": "sw-strings", "base": ")" + base.string() +
+                                   R"(", "out_dir": ")" + out.string() +
+                                   R"(", "set": {"description": null}, "runs": [)"
+                                   R"({"label": "n", "set": {"workload.jobs.0.name": "null"}},)"
+                                   R"({"label": "f", "set": {"workload.jobs.0.name": "42"}},)"
+                                   R"({"label": "b", "set": {"workload.jobs.0.name": "mps"}}]})");
+  const Outcome list = gpumux("sweep '" + sweep.string() + "' --list-points");
+  INFO(list.output);
+  REQUIRE(list.exit_code == 0);
+  // Written as --set takes them back: quoted where the bare text would read as JSON.
+  CHECK(list.output ==
+        "0\tn\tworkload.jobs.0.name=\"null\"\n1\tf\tworkload.jobs.0.name=\"42\"\n"
+        "2\tb\tworkload.jobs.0.name=mps\n");
+  const Outcome run = gpumux("sweep '" + sweep.string() + "'");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  for (const auto& [label, name] :
+       {std::pair<std::string, std::string>{"n", "null"}, {"f", "42"}, {"b", "mps"}}) {
+    INFO(label);
+    const auto summary = nlohmann::json::parse(slurp(out / label / "summary.json"));
+    CHECK(summary["jobs"][0]["name"] == name);
+    const auto resolved = nlohmann::json::parse(slurp(out / label / "config.resolved.json"));
+    CHECK(resolved["workload"]["jobs"][0]["name"] == name);
+    CHECK_FALSE(resolved.contains("description"));
+  }
+  // The sweep's table shows each setting as --set spells it.
+  const std::string table = slurp(out / "summary_run.csv");
+  CHECK(table.find("\n0,n,\"\"\"null\"\"\",") != std::string::npos);
+  CHECK(table.find("\n1,f,\"\"\"42\"\"\",") != std::string::npos);
+  CHECK(table.find("\n2,b,mps,") != std::string::npos);
 }
