@@ -29,6 +29,43 @@ void check_registered_names(const ExperimentConfig& config) {
   }
 }
 
+void check_costs_advance(const ExperimentConfig& config, const ModelCatalog& models,
+                         const std::vector<DeviceProfile>& profiles) {
+  for (const JobSpec& job : config.jobs) {
+    const Model& model = models.at(job.model);
+    const LayerRange all{0, model.layer_count()};
+    const bool training = job.kind == JobKind::Training;
+    // Stops at the first device where the unit takes time (usually the first): a cluster of
+    // thousands of GPUs of one profile costs one look per job.
+    bool advances = profiles.empty();
+    std::vector<std::string> seen;
+    for (const DeviceProfile& p : profiles) {
+      if (std::find(seen.begin(), seen.end(), p.name) != seen.end()) continue;
+      seen.push_back(p.name);
+      const CostModel cost(p, config.cost);
+      DurationNs unit = cost.op_ns(model, all, job.batch, Pass::Forward, !training);
+      if (training) {
+        unit = saturating_add(unit, cost.op_ns(model, all, job.batch, Pass::Backward, false));
+        unit = saturating_add(unit, cost.update_ns(model, job.optimizer));
+      }
+      advances = unit > 0;
+      if (advances) break;
+    }
+    if (advances) continue;
+    std::string names;
+    for (const std::string& n : seen) names += (names.empty() ? "'" : ", '") + n + "'";
+    throw TraceError((models.directory() / (job.model + ".json")).string(),
+                     "job '" + job.name + "' (model '" + job.model + "', batch " +
+                         std::to_string(job.batch) + ")",
+                     std::string(training ? "an iteration" : "a batch") +
+                         " takes 0 ns on every device of the run (profile " + names +
+                         "): its FLOPs, bytes and kernel launch costs are all zero there, so the "
+                         "simulated clock would never advance and the run never reach its "
+                         "horizon; give the model FLOPs or bytes, or the profile a kernel launch "
+                         "cost (kernels.launch_ns)");
+  }
+}
+
 std::filesystem::path result_dir_of(const ExperimentConfig& config,
                                     const std::filesystem::path& repo_root) {
   return normal_result_path(config.out_dir, repo_root);
@@ -74,6 +111,8 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
     if (d.memory_bytes) p.memory_bytes = *d.memory_bytes;
     setup.profiles.push_back(std::move(p));
   }
+  // A job whose work takes no time anywhere would never let the clock reach the horizon.
+  check_costs_advance(config, models, setup.profiles);
   // The policy first: its parameters are config input (exit 2) and must be checked even where
   // the platform cannot come up (platform cuda without a GPU).
   PolicyArgs args{config.policy_params, config.file};
