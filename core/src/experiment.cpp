@@ -124,7 +124,8 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   if (write_outputs) {
     const std::string origin =
         config.out_dir_origin.empty() ? std::string("out_dir") : config.out_dir_origin;
-    writer.emplace(result_dir_of(config, repo_root), repo_root, origin, config.replace_results);
+    writer.emplace(result_dir_of(config, repo_root), repo_root, origin, config.replace_results,
+                   config.max_output_bytes);
     fingerprint = run_fingerprint(config, repo_root);
   }
   std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
