@@ -213,6 +213,9 @@ int sweep_command(const SweepArgs& args) {
                      ": cannot create the folder: " + ec.message());
   }
 
+  // Dead writers' folders under the results root go first (killed points' can be large).
+  if (!args.slurm) reclaim_dead_writers(results_root_of(out_abs, root), args.quiet);
+
   if (args.slurm) {
     SlurmOptions o;
     o.binary = fs::read_symlink("/proc/self/exe", ec);
