@@ -35,7 +35,7 @@ void check_registered_names(const ExperimentConfig& config);
 /// batch: the forward pass) takes 0 ns on every one of `profiles`: its FLOPs, bytes and
 /// launch costs are all zero there, and the simulated clock would never advance. Costs that
 /// come out zero only in combination (a zero-cost device beside others) are caught while the
-/// run goes (the engine's clock guard).
+/// run goes (the engine's clock guard). run_experiment calls it on virtual-time platforms.
 void check_costs_advance(const ExperimentConfig& config, const ModelCatalog& models,
                          const std::vector<DeviceProfile>& profiles);
 
