@@ -10,8 +10,11 @@
 #include <string>
 
 #include "gpumux/byte_sink.hpp"
+#include "gpumux/config.hpp"
 #include "gpumux/output_budget.hpp"
 #include "gpumux/result_writer.hpp"
+#include "gpumux/run_fingerprint.hpp"
+#include "unit_fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpumux;
@@ -138,4 +141,22 @@ TEST_CASE("the writer charges every byte on disk, compressed bytes when compress
   }
   fs::remove_all(base);
   fs::remove_all(repo);
+}
+
+TEST_CASE("max_output_gib is read from the config and is not part of the fingerprint",
+          "[unit][budget][config]") {
+  const fs::path root = fixtures::make_repo("budget_cfg");
+  const std::string base = R"({"name": "b", "devices": [{"profile": "gpu-a"}],
+    "policy": {"name": "exclusive"}, "workload": {"jobs": [{"name": "t", "kind": "training",
+    "model": "small", "batch": 1, "arrival_s": 0, "iterations": 1}]})";
+  const ExperimentConfig plain = parse_experiment_text(base, "cfg.json", {}, root);
+  CHECK_FALSE(plain.max_output_bytes.has_value());
+  const ExperimentConfig limited =
+      parse_experiment_text(base, "cfg.json", {"max_output_gib=0.5"}, root);
+  REQUIRE(limited.max_output_bytes.has_value());
+  CHECK(*limited.max_output_bytes == kGiB / 2);
+  // A resumed sweep with a larger budget keeps its complete points.
+  CHECK(run_fingerprint(limited, root) == run_fingerprint(plain, root));
+  CHECK_THROWS_WITH(parse_experiment_text(base, "cfg.json", {"max_output_gib=0"}, root),
+                    Catch::Contains("cfg.json: max_output_gib: "));
 }
