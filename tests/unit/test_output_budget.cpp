@@ -148,7 +148,7 @@ TEST_CASE("max_output_gib is read from the config and is not part of the fingerp
   const fs::path root = fixtures::make_repo("budget_cfg");
   const std::string base = R"({"name": "b", "devices": [{"profile": "gpu-a"}],
     "policy": {"name": "exclusive"}, "workload": {"jobs": [{"name": "t", "kind": "training",
-    "model": "small", "batch": 1, "arrival_s": 0, "iterations": 1}]})";
+    "model": "small", "batch": 1, "arrival_s": 0, "iterations": 1}]}})";
   const ExperimentConfig plain = parse_experiment_text(base, "cfg.json", {}, root);
   CHECK_FALSE(plain.max_output_bytes.has_value());
   const ExperimentConfig limited =
