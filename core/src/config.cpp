@@ -17,6 +17,7 @@
 #include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
+#include "gpumux/output_budget.hpp"
 #include "gpumux/result_dir.hpp"
 
 namespace gpumux {
@@ -391,6 +392,11 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   cfg.write_trace = r.bool_or("trace", true);
   cfg.write_events = r.bool_or("events", true);
   cfg.compress = r.choice_or("compress", kCompressionNames, Compression::None);
+  if (r.has("max_output_gib")) {
+    const double gib = r.positive("max_output_gib", r.required_number("max_output_gib"));
+    if (gib > OutputBudget::kMaxGib) r.fail("max_output_gib", "out of range (more than 1 PiB)");
+    cfg.max_output_bytes = OutputBudget::gib_to_bytes(gib);
+  }
   r.finish();
 
   if (cfg.jobs.empty()) {

@@ -122,6 +122,11 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
     throw Error("device reported op " + std::to_string(raw(r.op)) + " twice");
   }
   OpInfo& slot = ops_[index_of(r.op)];
+  // An op that took no time: a cycle of them, with no input consumed, never ends the run.
+  if (r.status == OpStatus::Ok && r.finished_ns == r.started_ns &&
+      stall_guard_.zero_length_op(runtime_.now(), sources_.inputs_consumed())) [[unlikely]] {
+    fail_stalled_clock(slot);
+  }
   // A copy: an op submitted from here on may release this one from the table. Taken before
   // the flags are stored (copied right after them, it would stall on store forwarding).
   OpInfo info = slot;
@@ -323,6 +328,30 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
     default:
       break;
   }
+}
+
+void EngineImpl::fail_stalled_clock(const OpInfo& info) const {
+  const DeviceProfile& profile = devices_[index_of(info.device)]->profile();
+  std::string op = "a " + std::string(to_string(info.purpose)) + " op";
+  if (info.layers.last > info.layers.first) {
+    op += " over layers " + std::to_string(info.layers.first) + "-" +
+          std::to_string(info.layers.last - 1);
+  }
+  const std::string where = info.job == kSystemJob
+                                ? std::string("device start-up")
+                                : "job '" + states_[index_of(info.job)].spec->name + "'";
+  const std::string problem =
+      op + " takes 0 ns on device " + std::to_string(raw(info.device)) + " (profile '" +
+      profile.name + "'), and " + std::to_string(ClockStallGuard::kMaxZeroLengthOps) +
+      " ops of zero length completed at " + std::to_string(runtime_.now()) +
+      " ns with no job or request arriving: the simulated clock cannot advance, so the run "
+      "would never reach its horizon. The costs of this model on this profile are all zero; "
+      "give the model FLOPs or bytes, or the profile a kernel launch cost (kernels.launch_ns)";
+  if (info.job == kSystemJob)
+    throw TraceError("device profile '" + profile.name + "'", where, problem);
+  const std::string& model = states_[index_of(info.job)].spec->model;
+  throw TraceError((models_.directory() / (model + ".json")).string(),
+                   where + " (model '" + model + "')", problem);
 }
 
 // ------------------------------------------------------------------------------------------

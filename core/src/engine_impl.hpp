@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "clock_stall_guard.hpp"
 #include "engine_events.hpp"
 #include "gpumux/engine.hpp"
 #include "gpumux/errors.hpp"
@@ -309,6 +310,9 @@ class EngineImpl final : public DeviceObserver, public Context {
   /// Aborts every op of `s` in flight (as reject does); it loses its unfinished unit.
   void abort_job_ops(JobState& s);
   void rewind(JobState& s, const OpInfo& info, bool lose_unit);
+  /// Throws the TraceError (exit 2) of a run whose clock cannot advance (ClockStallGuard):
+  /// names the zero-length op, its job's model (file) and the device profile.
+  [[noreturn, gnu::cold]] void fail_stalled_clock(const OpInfo& info) const;
 
   Platform& platform_;
   Runtime& runtime_;
@@ -337,6 +341,7 @@ class EngineImpl final : public DeviceObserver, public Context {
   std::vector<bool> timer_live_;
   std::mt19937_64 rng_;
   std::size_t done_jobs_ = 0;
+  ClockStallGuard stall_guard_;
   bool in_abort_ = false;  // inside Device::abort(): its Aborted reports are the kill itself
 };
 

@@ -29,6 +29,43 @@ void check_registered_names(const ExperimentConfig& config) {
   }
 }
 
+void check_costs_advance(const ExperimentConfig& config, const ModelCatalog& models,
+                         const std::vector<DeviceProfile>& profiles) {
+  for (const JobSpec& job : config.jobs) {
+    const Model& model = models.at(job.model);
+    const LayerRange all{0, model.layer_count()};
+    const bool training = job.kind == JobKind::Training;
+    // Stops at the first device where the unit takes time (usually the first): a cluster of
+    // thousands of GPUs of one profile costs one look per job.
+    bool advances = profiles.empty();
+    std::vector<std::string> seen;
+    for (const DeviceProfile& p : profiles) {
+      if (std::find(seen.begin(), seen.end(), p.name) != seen.end()) continue;
+      seen.push_back(p.name);
+      const CostModel cost(p, config.cost);
+      DurationNs unit = cost.op_ns(model, all, job.batch, Pass::Forward, !training);
+      if (training) {
+        unit = saturating_add(unit, cost.op_ns(model, all, job.batch, Pass::Backward, false));
+        unit = saturating_add(unit, cost.update_ns(model, job.optimizer));
+      }
+      advances = unit > 0;
+      if (advances) break;
+    }
+    if (advances) continue;
+    std::string names;
+    for (const std::string& n : seen) names += (names.empty() ? "'" : ", '") + n + "'";
+    throw TraceError((models.directory() / (job.model + ".json")).string(),
+                     "job '" + job.name + "' (model '" + job.model + "', batch " +
+                         std::to_string(job.batch) + ")",
+                     std::string(training ? "an iteration" : "a batch") +
+                         " takes 0 ns on every device of the run (profile " + names +
+                         "): its FLOPs, bytes and kernel launch costs are all zero there, so the "
+                         "simulated clock would never advance and the run never reach its "
+                         "horizon; give the model FLOPs or bytes, or the profile a kernel launch "
+                         "cost (kernels.launch_ns)");
+  }
+}
+
 std::filesystem::path result_dir_of(const ExperimentConfig& config,
                                     const std::filesystem::path& repo_root) {
   return normal_result_path(config.out_dir, repo_root);
@@ -85,10 +122,15 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   if (write_outputs) {
     const std::string origin =
         config.out_dir_origin.empty() ? std::string("out_dir") : config.out_dir_origin;
-    writer.emplace(result_dir_of(config, repo_root), repo_root, origin, config.replace_results);
+    writer.emplace(result_dir_of(config, repo_root), repo_root, origin, config.replace_results,
+                   config.max_output_bytes);
     fingerprint = run_fingerprint(config, repo_root);
   }
   std::unique_ptr<Platform> platform = PlatformRegistry::instance().create(config.platform, setup);
+  // In virtual time, a job whose work takes no time anywhere would never let the clock reach
+  // the horizon (on a wall clock, a zero-cost op still takes time, and the profile's costs are
+  // not what a real GPU's ops take).
+  if (platform->virtual_time()) check_costs_advance(config, models, setup.profiles);
 
   EngineOptions options;
   options.horizon_ns = config.horizon_ns;

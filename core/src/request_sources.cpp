@@ -96,6 +96,7 @@ RequestSources::Completed RequestSources::complete_request(JobState& s) {
   const RequestId req = s.pending_requests.front();
   s.pending_requests.pop_front();
   ++s.requests_done;
+  if (!s.spec->closed_loop.enabled) ++open_loop_ends_;
   events_.request_end(s.id, req, runtime_.now() - requests_[index_of(req)].arrival_ns);
   return {req, more_after_end(s)};
 }
@@ -104,6 +105,7 @@ bool RequestSources::drop_request(JobState& s, RequestId r, std::string_view rea
   const auto it = std::find(s.pending_requests.begin(), s.pending_requests.end(), r);
   s.pending_requests.erase(it);
   ++s.requests_dropped;
+  if (!s.spec->closed_loop.enabled) ++open_loop_ends_;
   events_.request_drop(s.id, r, runtime_.now() - requests_[index_of(r)].arrival_ns, reason);
   return more_after_end(s);
 }

@@ -60,6 +60,13 @@ class RequestSources {
   /// Returns whether the job has requests still to come or to serve.
   bool drop_request(JobState& s, RequestId r, std::string_view reason);
 
+  /// Finite inputs consumed so far: trace arrivals delivered (jobs and open-loop requests)
+  /// plus open-loop requests ended (served or dropped). Closed-loop sends are not counted:
+  /// they come from completions, so a cycle may produce them without end (ClockStallGuard).
+  [[nodiscard]] std::uint64_t inputs_consumed() const noexcept {
+    return next_arrival_ + open_loop_ends_;
+  }
+
  private:
   struct RequestInfo {
     JobId job{};
@@ -90,6 +97,7 @@ class RequestSources {
   HookQueue& hooks_;
   std::vector<Arrival> arrivals_;  // the trace's, merged
   std::size_t next_arrival_ = 0;
+  std::uint64_t open_loop_ends_ = 0;  // open-loop requests served or dropped
   std::vector<JobId> arrived_;
   std::vector<RequestInfo> requests_;
   /// Per job: the generator of its requests' work (dynamic services only).

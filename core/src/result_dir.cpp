@@ -3,19 +3,14 @@
 #include "gpumux/result_dir.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -44,11 +39,6 @@ std::string host_name() {
     if (c == '/' || c == '\0') c = '_';
   }
   return h.empty() ? "localhost" : h;
-}
-
-bool process_alive(long pid) {
-  if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 std::string reason(int err) {
@@ -86,30 +76,6 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
   return true;
 }
 
-// A pid written by sibling(): digits only, 1 .. INT_MAX.
-std::optional<long> parse_pid(std::string_view text) {
-  long pid = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
-  if (ec != std::errc() || end != text.data() + text.size() || pid < 1 ||
-      pid > std::numeric_limits<int>::max() || text.front() == '+') {
-    return std::nullopt;
-  }
-  return pid;
-}
-
-// Takes the writer's lock on a temporary folder's partial marker without waiting. A live
-// writer holds it (flock, so it works across PID namespaces that share a host name); the
-// returned descriptor keeps it until closed. -1: the folder is in use or has no marker.
-int try_lock_partial(const fs::path& dir) {
-  const int fd = ::open((dir / kPartialMarkerFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return -1;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 fs::path canonical_or_self(const fs::path& p) {
   std::error_code ec;
   fs::path c = fs::weakly_canonical(p, ec);
@@ -134,17 +100,6 @@ std::optional<nlohmann::json> read_marker(const fs::path& file) {
   auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("gpumux_result")) return std::nullopt;
   return j;
-}
-
-// The names a partial folder's marker lists, one per line: the files created so far.
-std::set<std::string> partial_files(const fs::path& dir) {
-  std::set<std::string> out;
-  std::ifstream in(dir / kPartialMarkerFile);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.insert(line);
-  }
-  return out;
 }
 
 // Deletes the listed plain files of `dir` (and the markers), then the folder if it is empty.
@@ -298,57 +253,6 @@ void check_result_target(const fs::path& abs_dir, const fs::path& repo_root,
       }
       return;
   }
-}
-
-std::size_t remove_stale_temporaries(const fs::path& abs_dir) {
-  const fs::path parent = abs_dir.parent_path();
-  const std::string host = host_name();
-  std::string base(1, '.');
-  base += abs_dir.filename().string();
-  std::size_t removed = 0;
-  std::error_code ec;
-  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    // ".<base>.gpumux-tmp.<pid>.<serial>.<host>" (or -old.): only this folder's, this host's.
-    if (name.rfind(base, 0) != 0) continue;
-    std::string_view rest = std::string_view(name).substr(base.size());
-    const bool is_tmp = rest.rfind(kTmpTag, 0) == 0;
-    const bool is_old = rest.rfind(kOldTag, 0) == 0;
-    if (!is_tmp && !is_old) continue;
-    rest.remove_prefix(is_tmp ? kTmpTag.size() : kOldTag.size());
-    const auto dot1 = rest.find('.');
-    const auto dot2 = dot1 == std::string_view::npos ? dot1 : rest.find('.', dot1 + 1);
-    if (dot2 == std::string_view::npos || rest.substr(dot2 + 1) != host) continue;
-    const auto pid = parse_pid(rest.substr(0, dot1));
-    const std::string_view serial = rest.substr(dot1 + 1, dot2 - dot1 - 1);
-    const bool serial_ok =
-        !serial.empty() && serial.find_first_not_of("0123456789") == std::string_view::npos;
-    if (!pid || !serial_ok) continue;
-    if (process_alive(*pid) || !fs::is_directory(fs::symlink_status(it->path(), ec))) continue;
-    if (is_old) {
-      // An earlier result set aside by a replace that did not finish (the fallback without
-      // an atomic exchange): put it back if nothing took its place, else remove it.
-      const auto marker = read_marker(it->path() / kResultMarkerFile);
-      if (!marker) continue;
-      if (!fs::exists(fs::symlink_status(abs_dir, ec))) {
-        fs::rename(it->path(), abs_dir, ec);
-        continue;
-      }
-      if (remove_owned(it->path(), listed_files(*marker))) ++removed;
-      continue;
-    }
-    // A temporary folder: only while nobody holds its writer's lock.
-    const int lock = try_lock_partial(it->path());
-    if (lock < 0) continue;
-    std::set<std::string> names = partial_files(it->path());
-    if (const auto marker = read_marker(it->path() / kResultMarkerFile)) {
-      const auto listed = listed_files(*marker);
-      names.insert(listed.begin(), listed.end());
-    }
-    if (remove_owned(it->path(), names)) ++removed;
-    ::close(lock);
-  }
-  return removed;
 }
 
 }  // namespace gpumux

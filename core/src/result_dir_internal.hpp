@@ -1,6 +1,7 @@
-// Helpers shared by result_dir.cpp (paths, ownership, cleanup) and result_writer.cpp (writing
-// a folder). Private to core/src; defined in result_dir.cpp. Thread rules: all are free
-// functions; sibling() draws from an atomic counter.
+// Helpers shared by result_dir.cpp (paths, ownership), result_cleanup.cpp (dead writers'
+// folders) and result_writer.cpp (writing a folder). Private to core/src; defined in
+// result_dir.cpp. Thread rules: all are free functions; sibling() draws from an atomic
+// counter.
 #pragma once
 
 #include <filesystem>
@@ -16,6 +17,9 @@ namespace gpumux::result_dir_detail {
 /// Tags in the names of folders beside a result: ".<name><tag><pid>.<serial>.<host>".
 inline constexpr std::string_view kTmpTag = ".gpumux-tmp.";  ///< a folder being written
 inline constexpr std::string_view kOldTag = ".gpumux-old.";  ///< an earlier result set aside
+
+/// This host's name, usable inside a file name ("localhost" when unknown).
+[[nodiscard]] std::string host_name();
 
 /// A new, unique name for a folder beside `dir`, carrying this process's pid and host.
 [[nodiscard]] std::filesystem::path sibling(const std::filesystem::path& dir, std::string_view tag);

@@ -25,11 +25,16 @@ using namespace result_dir_detail;
 namespace {
 
 // A streambuf writing to a file descriptor that remembers the first error's errno, so a full
-// disk is reported as "No space left on device" and never ignored.
+// disk is reported as "No space left on device" and never ignored. Each chunk is charged to
+// `budget` before it is written; one that does not fit stops the writing (over_budget()): an
+// exception thrown here would be swallowed by the ostream.
 class FdWriteBuf final : public std::streambuf {
  public:
-  explicit FdWriteBuf(int fd) : fd_(fd) { setp(buf_.data(), buf_.data() + buf_.size()); }
+  FdWriteBuf(int fd, OutputBudget& budget) : fd_(fd), budget_(budget) {
+    setp(buf_.data(), buf_.data() + buf_.size());
+  }
   int error() const noexcept { return error_; }
+  bool over_budget() const noexcept { return over_budget_; }
   int flush_all() {
     drain();
     return error_;
@@ -54,6 +59,10 @@ class FdWriteBuf final : public std::streambuf {
   void drain() {
     const char* p = pbase();
     std::size_t left = static_cast<std::size_t>(pptr() - pbase());
+    if (left > 0 && error_ == 0 && !budget_.take(left)) {
+      over_budget_ = true;
+      error_ = EFBIG;  // stops further writes; reported as the budget, not as this errno
+    }
     while (left > 0 && error_ == 0) {
       const ssize_t n = ::write(fd_, p, left);
       if (n < 0) {
@@ -68,7 +77,9 @@ class FdWriteBuf final : public std::streambuf {
   }
 
   int fd_;
+  OutputBudget& budget_;
   int error_ = 0;
+  bool over_budget_ = false;
   std::array<char, 1 << 16> buf_{};
 };
 
@@ -78,7 +89,7 @@ class FdWriteBuf final : public std::streambuf {
 // buffer), the first error is thrown at once naming the file.
 class ResultWriter::StreamFile final : public ByteSink {
  public:
-  StreamFile(const ResultWriter& owner, std::string name, int fd)
+  StreamFile(ResultWriter& owner, std::string name, int fd)
       : owner_(owner), name_(std::move(name)), fd_(fd) {}
   ~StreamFile() override {
     if (fd_ >= 0) ::close(fd_);
@@ -88,6 +99,7 @@ class ResultWriter::StreamFile final : public ByteSink {
 
   void write(const char* data, std::size_t n) override {
     if (fd_ < 0) throw std::logic_error("ResultWriter: stream " + name_ + " written after commit");
+    owner_.budget_.charge(n, name_, owner_.dir_);  // before the bytes reach the disk
     while (n > 0) {
       const ssize_t w = ::write(fd_, data, n);
       if (w < 0) {
@@ -107,16 +119,18 @@ class ResultWriter::StreamFile final : public ByteSink {
   }
 
  private:
-  const ResultWriter& owner_;
+  ResultWriter& owner_;
   std::string name_;
   int fd_;
 };
 
-ResultWriter::ResultWriter(fs::path abs_dir, fs::path repo_root, std::string origin, bool replace)
+ResultWriter::ResultWriter(fs::path abs_dir, fs::path repo_root, std::string origin, bool replace,
+                           std::optional<std::uint64_t> max_output_bytes)
     : dir_(std::move(abs_dir)),
       repo_root_(std::move(repo_root)),
       origin_(std::move(origin)),
-      replace_(replace) {
+      replace_(replace),
+      budget_(OutputBudget::for_results(dir_, max_output_bytes)) {
   check_result_target(dir_, repo_root_, origin_, replace_);
   std::error_code ec;
   fs::create_directories(dir_.parent_path(), ec);
@@ -168,6 +182,7 @@ int ResultWriter::create_file(const std::string& name) {
   {
     // Record the name first, so a killed run's leftovers can be cleaned up file by file.
     const std::string line = name + "\n";
+    budget_.charge(line.size(), kPartialMarkerFile, dir_);
     if (::write(lock_fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
       fail_file(name, errno != 0 ? errno : EIO);
     }
@@ -181,7 +196,7 @@ int ResultWriter::create_file(const std::string& name) {
 
 void ResultWriter::write(const std::string& name, const std::function<void(std::ostream&)>& fill) {
   const int fd = create_file(name);
-  FdWriteBuf buf(fd);
+  FdWriteBuf buf(fd, budget_);
   std::ostream out(&buf);
   try {
     fill(out);
@@ -192,6 +207,7 @@ void ResultWriter::write(const std::string& name, const std::function<void(std::
   int err = buf.flush_all();
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
+  if (buf.over_budget()) budget_.fail(name, dir_);
   if (err != 0) fail_file(name, err);
 }
 
@@ -219,12 +235,13 @@ void ResultWriter::commit(const nlohmann::json& identity) {
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     int err = fd < 0 ? errno : 0;
     if (err == 0) {
-      FdWriteBuf buf(fd);
+      FdWriteBuf buf(fd, budget_);
       std::ostream out(&buf);
       out << text;
       err = buf.flush_all();
       if (err == 0 && ::fsync(fd) != 0) err = errno;
       if (::close(fd) != 0 && err == 0) err = errno;
+      if (buf.over_budget()) budget_.fail(kResultMarkerFile, dir_);
     }
     if (err != 0) throw failure(std::string(kResultMarkerFile) + ": " + reason(err));
   }

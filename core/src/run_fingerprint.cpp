@@ -27,8 +27,12 @@ std::string run_fingerprint(const ExperimentConfig& config,
   text << "summary " << kSummaryFormat << '\n';
   // nlohmann::json keeps object keys sorted, so the dump is canonical.
   nlohmann::json resolved = config.resolved;
-  // Where the results go is not an input to them.
-  if (resolved.is_object()) resolved.erase("out_dir");
+  // Where the results go, and how much of them may be written, are not inputs to them (a
+  // sweep resumed with a larger max_output_gib re-runs only the points that did not finish).
+  if (resolved.is_object()) {
+    resolved.erase("out_dir");
+    resolved.erase("max_output_gib");
+  }
   text << resolved.dump() << '\n';
   // A cluster's links as expanded (defaults come from the profile, hashed below too). Only
   // when present, so configs with a plain devices list keep their fingerprints.

@@ -110,5 +110,8 @@ void print_table(const std::vector<std::pair<std::string, std::string>>& runs_an
 void anchor_out_dir(ExperimentConfig& config, const DataRoot& root);
 /// Progress lines (sweep ETA, run heartbeat) are for a person: stderr is a terminal, no -q.
 [[nodiscard]] bool progress_wanted(bool quiet);
+/// Reclaims dead writers' temporary folders under `results_root` (reclaim_dead_temporaries),
+/// printing one line per folder to stderr unless `quiet`.
+void reclaim_dead_writers(const std::filesystem::path& results_root, bool quiet);
 
 }  // namespace gpumux::cli

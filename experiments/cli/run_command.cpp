@@ -81,6 +81,12 @@ void report_arrivals(const ExperimentConfig& config, bool quiet, bool strict) {
   }
 }
 
+void reclaim_dead_writers(const fs::path& results_root, bool quiet) {
+  for (const ReclaimedFolder& r : reclaim_dead_temporaries(results_root)) {
+    if (!quiet) std::cerr << "gpumux: " << describe(r) << "\n";
+  }
+}
+
 int run_command(const RunArgs& args) {
   const DataRoot data = data_root();
   const fs::path& root = data.dir;
@@ -93,6 +99,10 @@ int run_command(const RunArgs& args) {
   }
   anchor_out_dir(config, data);
   config.replace_results = args.force;
+  // Dead writers' folders under the results root go first (a killed run's can be large).
+  const fs::path out = result_dir_of(config, root);
+  check_result_path(out, root, config.out_dir_origin);
+  reclaim_dead_writers(results_root_of(out, root), args.quiet);
   const auto t0 = std::chrono::steady_clock::now();
   // The heartbeat: only for a person at a terminal, so logs and tests stay as they were.
   auto last = t0;

@@ -296,6 +296,8 @@ int sweep_command(const SweepArgs& args) {
   }
   if (slurm) return write_and_submit(*slurm, args, sweep, out_abs);
 
+  // Dead writers' folders under the results root go first (killed points' can be large).
+  reclaim_dead_writers(results_root_of(out_abs, root), args.quiet);
   const auto t0 = std::chrono::steady_clock::now();
   const Failures failed = run_points(points, sweep, root, args, t0);
 

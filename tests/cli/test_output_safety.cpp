@@ -351,10 +351,12 @@ TEST_CASE("a full or read-only file system: no complete-looking folder, a named 
   fs::create_directories(mnt);
   const std::string bin = "'" + std::string(GPUMUX_BINARY) + "'";
   SECTION("a 64 KiB tmpfs fills up while the results are written (ENOSPC)") {
-    const auto o =
-        in_mount_namespace("mount -t tmpfs -o size=64k tmpfs '" + mnt.string() + "' || exit 99\n" +
-                           bin + " run -q '" + cfg.string() + "' --out '" + mnt.string() +
-                           "/res'\necho \"rc=$?\"\nls -A '" + mnt.string() + "'\n");
+    // A budget larger than the file system, so the disk itself fills (the default stops the
+    // run first: the next section).
+    const auto o = in_mount_namespace(
+        "mount -t tmpfs -o size=64k tmpfs '" + mnt.string() + "' || exit 99\n" + bin + " run -q '" +
+        cfg.string() + "' --out '" + mnt.string() +
+        "/res' --set max_output_gib=1\necho \"rc=$?\"\nls -A '" + mnt.string() + "'\n");
     if (!o) {
       WARN("user namespaces are not available here: covered by the ulimit -f case only");
       return;
@@ -369,6 +371,25 @@ TEST_CASE("a full or read-only file system: no complete-looking folder, a named 
     // Exit 1, and the listing of the file system after it is empty: nothing under the final
     // name, no temporary folder left over.
     CHECK(o->output.substr(rc) == "rc=1\n");
+  }
+  SECTION("on a 64 KiB tmpfs the default output budget stops the run before the disk is full") {
+    const auto o =
+        in_mount_namespace("mount -t tmpfs -o size=64k tmpfs '" + mnt.string() + "' || exit 99\n" +
+                           bin + " run -q '" + cfg.string() + "' --out '" + mnt.string() +
+                           "/res'\necho \"rc=$?\"\ndf -B1 --output=avail '" + mnt.string() +
+                           "'\nls -A '" + mnt.string() + "'\n");
+    if (!o) {
+      WARN("user namespaces are not available here");
+      return;
+    }
+    INFO(o->output);
+    REQUIRE(o->output.find("rc=99") == std::string::npos);
+    CHECK(o->output.find("error: output budget reached: writing events.jsonl of " + mnt.string() +
+                         "/res would pass the default max_output_gib ") != std::string::npos);
+    CHECK(o->output.find("95% of the ") != std::string::npos);
+    CHECK(o->output.find("No space left on device") == std::string::npos);
+    // Exit 1; the whole file system free again (64 KiB); nothing left in it.
+    CHECK(o->output.substr(o->output.find("rc=")) == "rc=1\nAvail\n65536\n");
   }
   SECTION("a read-only file system is refused before the run (EROFS, exit 2)") {
     const auto o = in_mount_namespace("mount -t tmpfs -o ro tmpfs '" + mnt.string() +

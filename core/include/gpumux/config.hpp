@@ -53,6 +53,9 @@ struct ExperimentConfig {
   bool write_trace = true;       ///< trace.json (Chrome/Perfetto)
   bool write_events = true;  ///< events.jsonl (summaries are computed from the events either way)
   Compression compress = Compression::None;  ///< of events.jsonl and trace.json ("compress")
+  /// What the run's result files may put on disk ("max_output_gib"); unset: the default for
+  /// the free space of the results file system (output_budget.hpp).
+  std::optional<std::uint64_t> max_output_bytes;
   nlohmann::json resolved;  ///< the JSON after overrides (written as config.resolved.json)
   /// Notes for the user found while loading (a deprecated path resolution); the CLI prints
   /// them as warnings. Not an input of the run.

@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/config.hpp"
+#include "gpumux/device_profile.hpp"
 #include "gpumux/engine.hpp"
 #include "gpumux/events.hpp"
+#include "gpumux/model.hpp"
 
 namespace gpumux {
 
@@ -27,6 +29,15 @@ struct ExperimentResult {
 /// Checks the names in the config against the registries (policy, platform). Throws
 /// ConfigError naming the key and listing the valid names.
 void check_registered_names(const ExperimentConfig& config);
+
+/// Refuses, with a TraceError (exit 2) naming the model file, the job and the profiles, a job
+/// whose unit of work (a training iteration: forward, backward and update; an inference
+/// batch: the forward pass) takes 0 ns on every one of `profiles`: its FLOPs, bytes and
+/// launch costs are all zero there, and the simulated clock would never advance. Costs that
+/// come out zero only in combination (a zero-cost device beside others) are caught while the
+/// run goes (the engine's clock guard). run_experiment calls it on virtual-time platforms.
+void check_costs_advance(const ExperimentConfig& config, const ModelCatalog& models,
+                         const std::vector<DeviceProfile>& profiles);
 
 /// The absolute results folder of `config` (a relative out_dir is against `repo_root`).
 [[nodiscard]] std::filesystem::path result_dir_of(const ExperimentConfig& config,

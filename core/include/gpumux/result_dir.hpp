@@ -7,6 +7,7 @@
 // Thread rules: free functions; safe to call from several threads on different folders.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -76,5 +77,38 @@ void check_result_target(const std::filesystem::path& abs_dir,
 /// whose pid is gone, and only the files that marker lists. An earlier result set aside by an
 /// unfinished replace is put back if its place is empty. Returns how many folders were removed.
 std::size_t remove_stale_temporaries(const std::filesystem::path& abs_dir);
+
+/// What reclaim_dead_temporaries did with one dead writer's folder.
+struct ReclaimedFolder {
+  std::filesystem::path path;
+  std::uint64_t bytes = 0;  ///< of gpumux's files removed
+  long pid = 0;             ///< the writer's, from the folder's name
+  bool kept = false;        ///< the folder stays: it holds files gpumux did not write
+  bool restored = false;    ///< an earlier result set aside, put back under its name
+};
+
+/// How far below the results root reclaim_dead_temporaries looks: temporary folders in the
+/// root itself (runs) and in its folders (sweep points, beside their point folders).
+inline constexpr int kReclaimDepth = 2;
+/// At most this many folder entries are looked at, so a start never stalls on a huge tree.
+inline constexpr std::size_t kReclaimMaxEntries = 200000;
+
+/// The folder a run or sweep writing `abs_dir` scans for dead writers' folders: the data
+/// root's results/ when `abs_dir` lies inside it, else `abs_dir`'s parent.
+[[nodiscard]] std::filesystem::path results_root_of(const std::filesystem::path& abs_dir,
+                                                    const std::filesystem::path& repo_root);
+
+/// Reclaims the temporary folders of dead writers anywhere under `root` (kReclaimDepth levels,
+/// kReclaimMaxEntries entries; hidden folders and symbolic links are not entered): the folders
+/// named as gpumux names its temporaries (".<name>.gpumux-tmp.<pid>.<serial>.<host>") by a
+/// process of this host, holding gpumux's partial marker, whose writer's lock (flock on that
+/// marker, released by the kernel when the writer dies, even by kill -9) can be taken and
+/// whose pid is gone. Only the files the marker lists are removed. Folders without the marker,
+/// of another host, or of a live writer are left alone. Returns what it did, in scan order.
+std::vector<ReclaimedFolder> reclaim_dead_temporaries(const std::filesystem::path& root);
+
+/// One line for the user: "removed <path> (1.2 GiB), the temporary folder of a run that ended
+/// without finishing (pid 4242)", or what else was done.
+[[nodiscard]] std::string describe(const ReclaimedFolder& r);
 
 }  // namespace gpumux

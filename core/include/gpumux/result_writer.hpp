@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumux/byte_sink.hpp"
+#include "gpumux/output_budget.hpp"
 #include "gpumux/result_dir.hpp"
 
 namespace gpumux {
@@ -27,16 +29,23 @@ namespace gpumux {
 /// temporary folder, so an unwritable place fails before anything runs (exit 2). Files are then
 /// written into the temporary folder; commit() syncs, writes the marker and renames. A writer
 /// destroyed without commit() removes its temporary folder.
+///
+/// Every byte written (streams, files, the marker) is charged to the writer's OutputBudget
+/// before it reaches the disk (output_budget.hpp): `max_output_bytes` when given, else the
+/// default for the free space of the results file system. A write past it throws
+/// OutputBudgetExceeded naming the file; nothing appears under the final name.
 class ResultWriter {
  public:
   ResultWriter(std::filesystem::path abs_dir, std::filesystem::path repo_root, std::string origin,
-               bool replace);
+               bool replace, std::optional<std::uint64_t> max_output_bytes = std::nullopt);
   ~ResultWriter();
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
 
   [[nodiscard]] const std::filesystem::path& final_dir() const noexcept { return dir_; }
   [[nodiscard]] const std::filesystem::path& temporary_dir() const noexcept { return tmp_; }
+  /// The run's output budget: what may still be written, and where the limit came from.
+  [[nodiscard]] const OutputBudget& budget() const noexcept { return budget_; }
 
   /// Writes `name` (a plain file name) through `fill`, then flushes and fsyncs it. A write
   /// error (full disk, file too large, I/O error) throws gpumux::Error naming the file, the
@@ -62,6 +71,7 @@ class ResultWriter {
   std::filesystem::path tmp_;
   std::string origin_;
   bool replace_;
+  OutputBudget budget_;
   bool committed_ = false;
   int lock_fd_ = -1;  ///< the partial marker, open and flock()ed while the writer lives
   std::vector<std::string> files_;
