@@ -5,13 +5,14 @@
 #include <cstdint>
 
 #include "gpumux/device_profile.hpp"
+#include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
 namespace {
 
 // DeviceId is 16 bits: a cluster expands to at most 2^16 devices.
-constexpr std::int64_t kMaxClusterGpus = std::int64_t{1} << 16;
+constexpr auto kMaxClusterGpus = static_cast<std::int64_t>(kMaxDevices);
 // Far above any link (NVLink 5 is 14.4 Tbit/s per GPU); rejects typos such as 1e12.
 constexpr double kMaxLinkGbitPerS = 1e6;
 
