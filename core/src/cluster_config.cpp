@@ -23,12 +23,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 std::uint32_t count_in_range(JsonReader& r, const std::string& key) {
-  const std::int64_t v = r.required_int(key);
-  if (v < 1 || v > kMaxClusterGpus) {
-    r.fail(key, "must be an integer in [1, " + std::to_string(kMaxClusterGpus) + "], got " +
-                    std::to_string(v));
-  }
-  return static_cast<std::uint32_t>(v);
+  return r.integer_in<std::uint32_t>(key, 1, kMaxClusterGpus);
 }
 
 // {"gbit_per_s", "latency_us"}, each defaulting to `fallback`'s value when omitted.

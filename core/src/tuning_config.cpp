@@ -70,18 +70,12 @@ std::shared_ptr<const TuningSpec> parse_tuning(const nlohmann::json& j, const st
   t->curve = read_curve(r);
   t->model = r.required_string("model");
   if (t->model.empty()) r.fail("model", "must not be empty");
-  const std::int64_t batch = r.int_or("batch", 1);
-  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
-  t->batch = static_cast<std::uint32_t>(batch);
+  t->batch = r.integer_in_or<std::uint32_t>("batch", 1, 1, 1 << 20);
   t->optimizer = r.choice_or("optimizer", kOptimizerNames, Optimizer::Momentum);
   const std::int64_t samples = r.required_int("samples_per_epoch");
   if (samples < 1) r.fail("samples_per_epoch", "must be >= 1");
   t->samples_per_epoch = static_cast<std::uint64_t>(samples);
-  const std::int64_t max_trials = r.required_int("max_trials");
-  if (max_trials < 1 || max_trials > kMaxTrials) {
-    r.fail("max_trials", "must be an integer in [1, " + std::to_string(kMaxTrials) + "]");
-  }
-  t->max_trials = static_cast<std::uint32_t>(max_trials);
+  t->max_trials = r.integer_in<std::uint32_t>("max_trials", 1, kMaxTrials);
   t->arrival_ns = r.duration_or("arrival_s", TimeUnit::Seconds, 0);
   t->tenant = r.string_or("tenant", t->name);
   if (t->tenant.empty()) r.fail("tenant", "must not be empty");

@@ -35,8 +35,8 @@ class Asha final : public Tuner {
     read_tuner_params(args, param_specs(), [&](ParamReader& p) {
       eta_ = read_eta(p);
       epochs = read_epoch_range(p);
-      slots_ = static_cast<int>(p.integer_at_least("max_concurrent", 1));
-      samples_ = p.integer_at_least("num_samples", 0);
+      slots_ = read_count(p, "max_concurrent", 1);
+      samples_ = read_count(p, "num_samples", 0);
     });
     for (std::int64_t r = epochs.min_epochs;; r *= eta_) {
       rung_epochs_.push_back(static_cast<int>(std::min<std::int64_t>(r, epochs.max_epochs)));

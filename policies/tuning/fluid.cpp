@@ -81,12 +81,8 @@ const ParamSpecs& FluidExecutor::param_specs() {
 
 void FluidExecutor::read_knobs(ParamReader& p) {
   set_depth(read_depth(p));
-  const std::int64_t c = p.integer("c");
-  const std::int64_t d = p.integer("d");
-  if (c < 1 || c > 16) p.fail("c", "must be in [1, 16]");
-  if (d < 1 || d > 64) p.fail("d", "must be in [1, 64]");
-  c_ = static_cast<std::uint32_t>(c);
-  d_ = static_cast<std::uint32_t>(d);
+  c_ = p.integer_in<std::uint32_t>("c", 1, 16);
+  d_ = p.integer_in<std::uint32_t>("d", 1, 64);
   model_d_ = p.flag("model_d");
 }
 
