@@ -75,6 +75,15 @@ class Asha final : public Tuner {
     return out;
   }
 
+  /// A failed trial frees its worker slot and is never recorded in a rung (Li et al.'s
+  /// get_job then fills the slot as after any finished job).
+  TunerResponse on_failure(TrialId /*t*/) override {
+    --running_;
+    TunerResponse out;
+    out.groups = fill_slots();
+    return out;
+  }
+
   [[nodiscard]] bool finished() const override {
     return running_ == 0 && !samples_left() && !promotable().has_value();
   }

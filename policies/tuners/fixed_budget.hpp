@@ -53,6 +53,11 @@ class FixedBudgetTuner : public Tuner {
     }
     return out;
   }
+  /// A failed trial will never run its budget: one fewer to wait for.
+  TunerResponse on_failure(TrialId /*t*/) override {
+    --left_;
+    return {};
+  }
   [[nodiscard]] bool finished() const override { return left_ == 0; }
 
  private:

@@ -98,6 +98,13 @@ class Pbt final : public Tuner {
     return out;
   }
 
+  /// A failed trial leaves the population (Ray's PopulationBasedTraining.on_trial_remove
+  /// drops its state): it is never ranked nor exploited again.
+  TunerResponse on_failure(TrialId t) override {
+    live_.erase(t);
+    return {};
+  }
+
   [[nodiscard]] bool finished() const override { return live_.empty(); }
 
  private:

@@ -394,9 +394,15 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     s.job = job;
     g.whole = !packed;
     // Back from several GPUs (paused, now placed on one): its single replica is this slot.
-    if (ctx.job(job).width() > 1) ctx.set_replicas(job, std::span<const StreamId>(&s.s.compute, 1));
-    load_whole(ctx, job, s.s.copy);
-    keep(ctx, job);  // the executor's own dispatch rule (Stage 0 dispatches one op at a time)
+    const StreamId copy = s.s.copy, compute = s.s.compute;  // `s` is freed if it fails
+    if (!run_or_fail(ctx, job, [&] {
+          if (ctx.job(job).width() > 1)
+            ctx.set_replicas(job, std::span<const StreamId>(&compute, 1));
+          load_whole(ctx, job, copy);
+          keep(ctx, job);  // the executor's own dispatch rule (Stage 0: one op at a time)
+        })) {
+      advance(ctx);  // a failed trial's slot is free again
+    }
     return;
   }
 }
@@ -429,10 +435,15 @@ void FluidExecutor::occupy_whole(Context& ctx, const std::vector<std::size_t>& g
   } else {
     replica_devices_.erase(job);
   }
-  if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) ctx.set_replicas(job, streams);
-  // Each replica holds the whole state (weights + optimizer state), loaded over its own link.
-  for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
-  keep(ctx, job);
+  const bool placed = run_or_fail(ctx, job, [&] {
+    if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) {
+      ctx.set_replicas(job, streams);
+    }
+    // Each replica holds the whole state (weights + optimizer state), loaded over its link.
+    for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
+    keep(ctx, job);
+  });
+  if (!placed) advance(ctx);  // its GPUs are free again
 }
 
 namespace {
