@@ -18,9 +18,7 @@ class InferenceFirst final : public Policy {
  public:
   explicit InferenceFirst(const PolicyArgs& args) {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
-      const std::int64_t layers = p.integer("layers_per_op");
-      if (layers < 0 || layers > 1000000) p.fail("layers_per_op", "must be in [0, 1e6]");
-      layers_per_op_ = static_cast<std::uint32_t>(layers);
+      layers_per_op_ = p.integer_in<std::uint32_t>("layers_per_op", 0, 1000000);
     });
   }
 

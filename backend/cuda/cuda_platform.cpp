@@ -16,6 +16,7 @@
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/emulated_platform.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
 
@@ -66,7 +67,7 @@ std::string describe_gpu(int ordinal) {
 CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
   // Parameters first: a bad config is a ConfigError (exit 2) even on a machine without a GPU.
   const CudaPlatformParams params = parse_cuda_platform_params(setup);
-  if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
+  if (setup.profiles.size() > kMaxDevices) {
     throw std::invalid_argument("platform cuda: too many devices");
   }
 

@@ -1,10 +1,20 @@
 #include "gpumux/backend/cuda_platform_params.hpp"
 
+#include <cstdint>
+#include <limits>
+
 #include "gpumux/errors.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/model.hpp"
 
 namespace gpumux {
+
+namespace {
+// Sizes are bounded so that their byte counts stay exact in 64 bits: at most 2^50 bytes, the
+// largest memory a device profile may have (device_profile.cpp).
+constexpr std::int64_t kMaxMib = std::int64_t{1} << 30;
+constexpr double kMaxGib = 1048576.0;  // 2^20 GiB
+}  // namespace
 
 CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
   CudaPlatformParams out;
@@ -15,13 +25,20 @@ CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
   if (const auto* g = r.optional("gpus")) {
     if (!g->is_array()) r.fail("gpus", "expected an array of GPU ordinals");
     for (const auto& v : *g) {
-      if (!v.is_number_integer() || v.get<int>() < 0) r.fail("gpus", "expected ordinals >= 0");
-      out.gpus.push_back(v.get<int>());
+      // Checked as written: get<int>() of 2^32 would be GPU 0.
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+          v.get<std::int64_t>() > std::numeric_limits<std::uint16_t>::max()) {
+        r.fail("gpus", "expected ordinals in [0, 65535]");
+      }
+      out.gpus.push_back(static_cast<int>(v.get<std::int64_t>()));
     }
   }
   out.arena_gib = r.number_or("arena_gib", out.arena_gib);
-  if (out.arena_gib < 0) r.fail("arena_gib", "must be >= 0 (0: the profile's memory)");
+  if (out.arena_gib < 0 || out.arena_gib > kMaxGib) {
+    r.fail("arena_gib", "must be in [0, 1048576] (0: the profile's memory)");
+  }
   out.margin_gib = r.non_negative("margin_gib", r.number_or("margin_gib", out.margin_gib));
+  if (out.margin_gib > kMaxGib) r.fail("margin_gib", "must be in [0, 1048576]");
   out.precision = r.choice_or("precision", kPrecisionNames, out.precision);
   if (const auto* pl = r.optional("preload")) {
     const char* expected = "expected \"workload\", \"all\", \"none\" or an array of model names";
@@ -51,10 +68,10 @@ CudaPlatformParams parse_cuda_platform_params(const PlatformSetup& setup) {
   out.warmup = r.bool_or("warmup", out.warmup);
   out.fault_at_op = r.int_or("fault_at_op", out.fault_at_op);
   if (out.fault_at_op < -1) r.fail("fault_at_op", "must be an op id >= 0 (or -1: none)");
-  out.workspace_mib = r.int_or("workspace_mib", out.workspace_mib);
-  if (out.workspace_mib < 16) r.fail("workspace_mib", "must be an integer >= 16");
-  out.cpu_region_mib = r.int_or("cpu_region_mib", out.cpu_region_mib);
-  if (out.cpu_region_mib < 1) r.fail("cpu_region_mib", "must be an integer >= 1");
+  out.workspace_mib =
+      r.integer_in_or<std::int64_t>("workspace_mib", out.workspace_mib, 16, kMaxMib);
+  out.cpu_region_mib =
+      r.integer_in_or<std::int64_t>("cpu_region_mib", out.cpu_region_mib, 1, kMaxMib);
   r.finish();
   return out;
 }

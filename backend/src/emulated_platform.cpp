@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/params.hpp"
 
@@ -12,6 +13,9 @@ namespace gpumux {
 
 namespace {
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+// Each MiB size is checked before it is multiplied into bytes: at most 2^30 MiB = 2^50 B, the
+// largest memory a device profile may have (device_profile.cpp), so no product wraps.
+constexpr std::int64_t kMaxMib = std::int64_t{1} << 30;
 }  // namespace
 
 std::string describe_lateness(const LatenessStats& s) {
@@ -25,12 +29,14 @@ std::string describe_lateness(const LatenessStats& s) {
 const ParamSpecs& EmulatedPlatform::param_specs() {
   static const ParamSpecs specs{
       param::integer("host_arena_mib", 0,
-                     "host buffer standing in for each GPU's memory, MiB "
+                     "host buffer standing in for each GPU's memory, MiB in [0, 2^30] "
                      "(0 = min(profile memory, 256 MiB))"),
-      param::integer("host_weights_mib", 16, "cap of each model's host weight store, MiB >= 1"),
+      param::integer("host_weights_mib", 16,
+                     "cap of each model's host weight store, MiB in [1, 2^30]"),
       param::number("time_scale", "", 1.0, "multiplies every emulated duration (a CI knob)"),
-      param::integer("max_copy_mib", 16, "most bytes one copy really moves, MiB >= 0"),
-      param::integer("cpu_region_mib", 16, "Eigen scratch per operand on CPU devices, MiB >= 1")};
+      param::integer("max_copy_mib", 16, "most bytes one copy really moves, MiB in [0, 2^30]"),
+      param::integer("cpu_region_mib", 16,
+                     "Eigen scratch per operand on CPU devices, MiB in [1, 2^30]")};
   return specs;
 }
 
@@ -41,21 +47,16 @@ EmulatedPlatform::EmulatedPlatform(const PlatformSetup& setup) {
   std::int64_t region_mib = 16;
   if (!setup.params.is_null()) {
     ParamReader r(setup.params, setup.config_file, "platform_params", param_specs());
-    arena_mib = r.integer("host_arena_mib");
-    if (arena_mib < 0) {
-      r.fail("host_arena_mib", "must be an integer >= 0 (0: min(profile memory, 256 MiB))");
-    }
-    weights_mib = r.integer("host_weights_mib");
-    if (weights_mib < 1) r.fail("host_weights_mib", "must be an integer >= 1");
-    time_scale_ = r.number("time_scale");
-    if (!(time_scale_ > 0 && std::isfinite(time_scale_))) r.fail("time_scale", "must be > 0");
-    copy_mib = r.integer("max_copy_mib");
-    if (copy_mib < 0) r.fail("max_copy_mib", "must be an integer >= 0");
-    region_mib = r.integer("cpu_region_mib");
-    if (region_mib < 1) r.fail("cpu_region_mib", "must be an integer >= 1");
+    arena_mib = r.integer_in("host_arena_mib", 0, kMaxMib);  // 0: min(profile memory, 256 MiB)
+    weights_mib = r.integer_in("host_weights_mib", 1, kMaxMib);
+    // At most 1000: a scaled duration (at most 1e12 ns by the profiles' bounds) stays an
+    // exact int64 number of ns.
+    time_scale_ = r.number_in("time_scale", 0.0, 1000.0, Ends::OpenLow);
+    copy_mib = r.integer_in("max_copy_mib", 0, kMaxMib);
+    region_mib = r.integer_in("cpu_region_mib", 1, kMaxMib);
     r.finish();
   }
-  if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
+  if (setup.profiles.size() > kMaxDevices) {
     throw std::invalid_argument("platform emulated: too many devices");
   }
   store_ = std::make_unique<HostWeightStore>(static_cast<std::size_t>(weights_mib) * kMiB);

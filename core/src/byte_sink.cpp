@@ -55,6 +55,10 @@ void OutBuf::put_json_chars(std::string_view s) {
 }
 
 void OutBuf::put_shortest(double v) {
+  if (!std::isfinite(v)) {  // JSON has no NaN or infinity (to_chars would write "nan")
+    put(std::string_view("null"));
+    return;
+  }
   reserve(32);
   pos_ = static_cast<std::size_t>(std::to_chars(buf_.get() + pos_, buf_.get() + kCapacity, v).ptr -
                                   buf_.get());

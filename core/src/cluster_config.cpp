@@ -5,13 +5,14 @@
 #include <cstdint>
 
 #include "gpumux/device_profile.hpp"
+#include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
 namespace {
 
 // DeviceId is 16 bits: a cluster expands to at most 2^16 devices.
-constexpr std::int64_t kMaxClusterGpus = std::int64_t{1} << 16;
+constexpr auto kMaxClusterGpus = static_cast<std::int64_t>(kMaxDevices);
 // Far above any link (NVLink 5 is 14.4 Tbit/s per GPU); rejects typos such as 1e12.
 constexpr double kMaxLinkGbitPerS = 1e6;
 
@@ -22,12 +23,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 std::uint32_t count_in_range(JsonReader& r, const std::string& key) {
-  const std::int64_t v = r.required_int(key);
-  if (v < 1 || v > kMaxClusterGpus) {
-    r.fail(key, "must be an integer in [1, " + std::to_string(kMaxClusterGpus) + "], got " +
-                    std::to_string(v));
-  }
-  return static_cast<std::uint32_t>(v);
+  return r.integer_in<std::uint32_t>(key, 1, kMaxClusterGpus);
 }
 
 // {"gbit_per_s", "latency_us"}, each defaulting to `fallback`'s value when omitted.

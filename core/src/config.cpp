@@ -13,6 +13,7 @@
 
 #include "cluster_config.hpp"
 #include "gpumux/errors.hpp"
+#include "gpumux/ids.hpp"
 #include "gpumux/input_file.hpp"
 #include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
@@ -284,6 +285,12 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
       r.fail("devices", std::string("expected an array, got ") + devices.type_name());
     }
     if (devices.empty()) r.fail("devices", "needs at least one device");
+    if (devices.size() > kMaxDevices) {
+      r.fail("devices", "at most " + std::to_string(kMaxDevices) +
+                            " devices (a DeviceId is 16 "
+                            "bits), got " +
+                            std::to_string(devices.size()));
+    }
     const auto profiles = device_profile_names(repo_root / "traces" / "devices");
     for (std::size_t i = 0; i < devices.size(); ++i) {
       JsonReader d(devices[i], file, index_path("devices", i));

@@ -75,6 +75,7 @@ constexpr double kMaxGbps = 1e6;                      // 1 PB/s
 constexpr double kMinFraction = 1e-3;                 // efficiencies and the pageable factor
 constexpr DurationNs kMaxCostNs = 1'000'000'000'000;  // 1000 s for any one runtime cost
 constexpr std::uint64_t kMaxMemoryBytes = std::uint64_t{1} << 50;  // 1 PiB
+constexpr std::int64_t kMaxSmsOrTile = std::int64_t{1} << 20;      // sm_count, tile_m, tile_n
 
 std::string bound_text(double v) {
   char buf[32];
@@ -117,12 +118,6 @@ DurationNs duration(JsonReader& r, const std::string& key) {
   return v;
 }
 
-std::uint64_t count(JsonReader& r, const std::string& key, std::int64_t min) {
-  const std::int64_t v = r.required_int(key);
-  if (v < min) r.fail(key, "must be >= " + std::to_string(min));
-  return static_cast<std::uint64_t>(v);
-}
-
 std::vector<DurationNs> read_times(JsonReader& r, const std::string& key, const nlohmann::json& a) {
   if (!a.is_array()) r.fail(key, "expected an array of per-layer times (ns)");
   std::vector<DurationNs> out;
@@ -144,10 +139,9 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   p.display_name = r.required_string("display_name");
   p.kind = r.required_choice("kind", kDeviceKindNames);
   const bool gpu = p.kind == DeviceKind::Gpu;
-  p.memory_bytes = count(r, "memory_bytes", 1);
-  if (p.memory_bytes > kMaxMemoryBytes) r.fail("memory_bytes", "out of range (more than 2^50)");
-  p.sm_count = static_cast<std::uint32_t>(count(r, "sm_count", 1));
-  if (p.sm_count > (1u << 20)) r.fail("sm_count", "out of range");
+  p.memory_bytes =
+      r.integer_in<std::uint64_t>("memory_bytes", 1, static_cast<std::int64_t>(kMaxMemoryBytes));
+  p.sm_count = r.integer_in<std::uint32_t>("sm_count", 1, kMaxSmsOrTile);
 
   JsonReader c = r.object("compute");
   p.fp32_tflops = tflops(c, "fp32_tflops", false);
@@ -159,19 +153,16 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   for (int k = 0; k < kLayerKinds; ++k) p.efficiency[k] = fraction(eff, kKindKeys[k]);
   eff.finish();
   p.memory_efficiency = fraction(c, "memory_efficiency");
-  p.tile_m = static_cast<std::uint32_t>(count(c, "tile_m", 1));
-  p.tile_n = static_cast<std::uint32_t>(count(c, "tile_n", 1));
-  if (p.tile_m > (1u << 20)) c.fail("tile_m", "out of range");
-  if (p.tile_n > (1u << 20)) c.fail("tile_n", "out of range");
+  // Checked as written, then narrowed: 2^32 is refused, not read as 0 and clamped to 1.
+  p.tile_m = c.integer_in<std::uint32_t>("tile_m", 1, kMaxSmsOrTile);
+  p.tile_n = c.integer_in<std::uint32_t>("tile_n", 1, kMaxSmsOrTile);
   c.finish();
 
   JsonReader kernels = r.object("kernels");
   p.launch_ns = duration(kernels, "launch_ns");
   JsonReader per_layer = kernels.object("per_layer");
   for (int k = 0; k < kLayerKinds; ++k) {
-    const auto v = count(per_layer, kKindKeys[k], 0);
-    if (v > 1000) per_layer.fail(kKindKeys[k], "out of range");
-    p.kernels_per_layer[k] = static_cast<std::uint32_t>(v);
+    p.kernels_per_layer[k] = per_layer.integer_in<std::uint32_t>(kKindKeys[k], 0, 1000);
   }
   per_layer.finish();
   kernels.finish();

@@ -331,6 +331,8 @@ void EngineImpl::reject(JobId job, std::string_view reason) {
   JobState& s = active_job(job, "reject");
   abort_job_ops(s);
   finish_job(s, EndReason::Rejected, reason);
+  // A rejected tuning trial has failed: its tuner goes on without it.
+  if (s.spec->trial) tuning_.trial_rejected(s, reason);
 }
 
 }  // namespace gpumux

@@ -179,6 +179,17 @@ class EngineEvents {
     e.label = stream_.intern(decision);
     emit(e);
   }
+  /// Trial `trial` (job `job`) failed after `epochs_done` epochs; `reason` says why (and its
+  /// config).
+  void trial_failed(JobId job, std::int64_t trial, int epochs_done, std::string_view reason) {
+    Event e;
+    e.kind = EventKind::TrialFailed;
+    e.job = raw(job);
+    e.a = trial;
+    e.b = epochs_done;
+    e.label = stream_.intern(reason);
+    emit(e);
+  }
   void tuning_end(std::size_t tuning, bool target_reached, std::string_view name) {
     Event e;
     e.kind = EventKind::TuningEnd;

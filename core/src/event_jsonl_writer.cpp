@@ -4,6 +4,12 @@
 //
 // Each kind's fields come from its table (event_fields.hpp), expanded at compile time into
 // one function per kind: the table is the format, and the writer pays no table walk per event.
+//
+// JSON has no NaN or infinity. The engine refuses such a metric (a policy's record(), a
+// learning curve's value), so none should arrive here; one that does is written as
+// `"value":null,"value_not_finite":"nan"` ("inf", "-inf"), never as a bare `nan`
+// (docs/outputs.md).
+#include <cmath>
 #include <ostream>
 #include <utility>
 
@@ -38,6 +44,33 @@ constexpr KeyPrefix key_prefix(const EventField& f) {
   if (quoted(f.slot)) put('"');
   if (f.slot == Slot::Layers) put('[');
   return p;
+}
+
+/// `,"<key>_not_finite":"`: the sibling key that says why a number field is null.
+constexpr KeyPrefix not_finite_prefix(const EventField& f) {
+  KeyPrefix p;
+  auto put = [&p](char c) { p.text[p.size++] = c; };
+  put(',');
+  put('"');
+  for (const char c : f.key) put(c);
+  for (const char c : std::string_view("_not_finite")) put(c);
+  put('"');
+  put(':');
+  put('"');
+  return p;
+}
+
+/// A double as JSON: its shortest round-trip text, or null plus the sibling key naming the
+/// value it could not write.
+void put_number(OutBuf& out, double v, std::string_view sibling) {
+  if (std::isfinite(v)) [[likely]] {
+    out.put_shortest(v);
+    return;
+  }
+  out.put("null"sv);
+  out.put(sibling);
+  out.put(std::isnan(v) ? "nan"sv : v > 0 ? "inf"sv : "-inf"sv);
+  out.put('"');
 }
 
 template <std::size_t K, std::size_t I>
@@ -79,7 +112,8 @@ void put_field(OutBuf& out, const Event& e) {
   } else if constexpr (f.slot == Slot::B) {
     out.put_int(e.b);
   } else if constexpr (f.slot == Slot::Value) {
-    out.put_shortest(e.value);
+    static constexpr KeyPrefix sibling = not_finite_prefix(f);
+    put_number(out, e.value, sibling.view());
   } else if constexpr (f.slot == Slot::Label) {
     out.put_json_chars(e.label);
     out.put('"');

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <span>
 #include <string>
@@ -112,6 +113,22 @@ void read_field(const EventField& f, const nlohmann::json& v, Event& e, EventLog
   }
 }
 
+/// The suffix of the key that says why a number field is null (event_jsonl_writer.cpp).
+constexpr std::string_view kNotFinite = "_not_finite";
+
+/// A number field written as null: the value its `<key>_not_finite` sibling names.
+double not_finite_value(const nlohmann::json& j, const std::string& key, const std::string& file,
+                        const std::string& where) {
+  const auto it = j.find(key + std::string(kNotFinite));
+  const std::string text = it != j.end() && it->is_string() ? it->get<std::string>() : "";
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  throw TraceError(
+      file, where,
+      "null without \"" + key + std::string(kNotFinite) + "\": \"nan\", \"inf\" or \"-inf\"");
+}
+
 /// One line's event: "t", "ev", then exactly the keys of its kind's table.
 Event read_event(const nlohmann::json& j, EventLog& log, const std::string& file,
                  const std::string& at) {
@@ -133,7 +150,21 @@ Event read_event(const nlohmann::json& j, EventLog& log, const std::string& file
     const auto f = std::find_if(fields.begin(), fields.end(),
                                 [&](const EventField& x) { return x.key == key; });
     if (f == fields.end()) {
+      // "<key>_not_finite" beside a null number field: read with that field.
+      const std::string_view base = std::string_view(key).substr(
+          0, key.size() >= kNotFinite.size() ? key.size() - kNotFinite.size() : 0);
+      const bool sibling =
+          key.ends_with(kNotFinite) &&
+          std::any_of(fields.begin(), fields.end(), [&](const EventField& x) {
+            const auto v = j.find(std::string(x.key));
+            return x.slot == Slot::Value && x.key == base && v != j.end() && v->is_null();
+          });
+      if (sibling) continue;
       throw TraceError(file, at, "key '" + key + "' is not a field of " + ev);
+    }
+    if (f->slot == Slot::Value && value.is_null()) {
+      e.value = not_finite_value(j, key, file, at + ": " + key);
+      continue;
     }
     try {
       read_field(*f, value, e, log, file, at + ": " + key);

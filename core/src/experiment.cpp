@@ -1,7 +1,9 @@
 #include "gpumux/experiment.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "gpumux/cost_model.hpp"
 #include "gpumux/device_profile.hpp"
@@ -106,8 +108,18 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   std::sort(setup.workload_uses.begin(), setup.workload_uses.end());
   setup.workload_uses.erase(std::unique(setup.workload_uses.begin(), setup.workload_uses.end()),
                             setup.workload_uses.end());
+  // Each profile is read once, however many devices use it (a 65,536-GPU cluster would
+  // otherwise list the folder and parse the same file 65,536 times).
+  std::map<std::string, DeviceProfile> profiles;
+  setup.profiles.reserve(config.devices.size());
   for (const DeviceConfig& d : config.devices) {
-    DeviceProfile p = find_device_profile(repo_root / "traces" / "devices", d.profile);
+    auto it = profiles.find(d.profile);
+    if (it == profiles.end()) {
+      it = profiles
+               .emplace(d.profile, find_device_profile(repo_root / "traces" / "devices", d.profile))
+               .first;
+    }
+    DeviceProfile p = it->second;
     if (d.memory_bytes) p.memory_bytes = *d.memory_bytes;
     setup.profiles.push_back(std::move(p));
   }

@@ -109,6 +109,28 @@ std::int64_t JsonReader::required_int(const std::string& key) {
   fail(key, expected("an integer", v));
 }
 
+std::string integer_range_problem(std::int64_t min, std::int64_t max, const std::string& got) {
+  if (max == std::numeric_limits<std::int64_t>::max()) {
+    return "must be an integer >= " + std::to_string(min) + ", got " + got;
+  }
+  return "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+         got;
+}
+
+std::int64_t JsonReader::required_int_in(const std::string& key, std::int64_t min,
+                                         std::int64_t max) {
+  const auto& v = required(key);
+  // Above int64 (up to 2^64 - 1) the value is still named, with the range, not "out of range".
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    fail(key, integer_range_problem(min, max, std::to_string(v.get<std::uint64_t>())));
+  }
+  const std::int64_t x = required_int(key);
+  if (x < min || x > max) fail(key, integer_range_problem(min, max, std::to_string(x)));
+  return x;
+}
+
 std::int64_t JsonReader::int_or(const std::string& key, std::int64_t fallback) {
   if (!has(key)) return fallback;
   return required_int(key);

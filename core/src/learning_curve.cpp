@@ -54,10 +54,19 @@ double LearningCurve::metric(const nlohmann::json& config, int epoch) const {
   const double alpha = std::uniform_real_distribution<double>(p_.alpha_lo, p_.alpha_hi)(shape);
   const double c = asymptote(config);
   const double clean = c - (c - p_.y_start) * std::pow(static_cast<double>(epoch), -alpha);
-  if (p_.noise == 0.0) return clean;
-  // 2^64 / golden ratio (the splitmix64 increment) spreads the epochs over the key space.
-  std::mt19937_64 jitter(k ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch)));
-  return clean + std::normal_distribution<double>(0.0, p_.noise)(jitter);
+  double out = clean;
+  if (p_.noise != 0.0) {
+    // 2^64 / golden ratio (the splitmix64 increment) spreads the epochs over the key space.
+    std::mt19937_64 jitter(k ^ (0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(epoch)));
+    out = clean + std::normal_distribution<double>(0.0, p_.noise)(jitter);
+  }
+  // The config's bounds (tuning_config.cpp, SearchSpace::from_json) keep this finite; a NaN
+  // here would reach a tuner's ranking and the trial_epoch event.
+  if (!std::isfinite(out)) {
+    throw Error("learning curve: the metric of config " + config.dump() + " at epoch " +
+                std::to_string(epoch) + " is not a finite number");
+  }
+  return out;
 }
 
 }  // namespace gpumux

@@ -103,11 +103,10 @@ namespace {
 
 // JsonReader reports ConfigError("<file>: <path>: <problem>"); model files are traces, so the
 // same message is re-thrown as a TraceError.
+// `max` above int64's largest means "any non-negative integer".
 std::uint64_t read_count(JsonReader& r, const std::string& key, std::uint64_t max) {
-  const std::int64_t v = r.required_int(key);
-  if (v < 0) r.fail(key, "must be >= 0, got " + std::to_string(v));
-  if (static_cast<std::uint64_t>(v) > max) r.fail(key, "out of range: " + std::to_string(v));
-  return static_cast<std::uint64_t>(v);
+  constexpr auto kTop = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  return r.integer_in<std::uint64_t>(key, 0, static_cast<std::int64_t>(std::min(max, kTop)));
 }
 
 LayerKind parse_kind(JsonReader& r) {
@@ -134,7 +133,7 @@ Layer parse_layer(const nlohmann::json& j, const std::string& file, const std::s
   l.kind = parse_kind(r);
   l.params = read_count(r, "params", kMax);
   l.buffers = read_count(r, "buffers", kMax);
-  l.tensors = static_cast<std::uint32_t>(read_count(r, "tensors", 1u << 20));
+  l.tensors = r.integer_in<std::uint32_t>("tensors", 0, 1 << 20);
   l.weight_bytes = read_count(r, "weight_bytes", kMax);
   l.input_bytes = read_count(r, "input_bytes", kMax);
   l.output_bytes = read_count(r, "output_bytes", kMax);
@@ -146,13 +145,11 @@ Layer parse_layer(const nlohmann::json& j, const std::string& file, const std::s
   for (std::size_t i = 0; i < gemms.size(); ++i) {
     JsonReader g(gemms[i], file, r.path_of("gemms") + "[" + std::to_string(i) + "]");
     GemmShape s;
-    s.m = read_count(g, "m", 1ull << 40);
-    s.n = read_count(g, "n", 1ull << 40);
-    s.k = read_count(g, "k", 1ull << 40);
-    s.count = read_count(g, "count", 1ull << 40);
-    for (const char* key : {"m", "n", "k", "count"}) {
-      if (g.required_int(key) < 1) g.fail(key, "must be >= 1");
-    }
+    constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;
+    s.m = g.integer_in<std::uint64_t>("m", 1, kMaxDim);
+    s.n = g.integer_in<std::uint64_t>("n", 1, kMaxDim);
+    s.k = g.integer_in<std::uint64_t>("k", 1, kMaxDim);
+    s.count = g.integer_in<std::uint64_t>("count", 1, kMaxDim);
     g.finish();
     l.gemms.push_back(s);
   }
@@ -175,10 +172,8 @@ Model parse_model(const nlohmann::json& doc, const std::string& file) {
       }
     }
   }
-  const std::int64_t seq = r.int_or("sequence_length", 0);
-  if (seq < 0 || seq > (1 << 30)) r.fail("sequence_length", "out of range");
-  const std::int64_t dtype = r.required_int("dtype_bytes");
-  if (dtype < 1 || dtype > 8) r.fail("dtype_bytes", "must be between 1 and 8");
+  const auto seq = r.integer_in_or<std::uint32_t>("sequence_length", 0, 0, 1 << 30);
+  (void)r.integer_in<int>("dtype_bytes", 1, 8);  // read for the schema; the layers carry bytes
 
   const auto& layers_json = r.required("layers");
   if (!layers_json.is_array()) r.fail("layers", "expected an array");
@@ -245,8 +240,7 @@ Model parse_model(const nlohmann::json& doc, const std::string& file) {
   }
   r.finish();
 
-  Model model(name, display_name, std::move(layers), std::move(groupings),
-              static_cast<std::uint32_t>(seq));
+  Model model(name, display_name, std::move(layers), std::move(groupings), seq);
   const double tolerance = 1e-6 * std::max(1.0, macs);
   if (std::fabs(model.fwd_macs_per_sample() - macs) > tolerance) {
     throw TraceError(file, "totals.fwd_macs_per_sample",

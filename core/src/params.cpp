@@ -109,18 +109,18 @@ std::optional<DurationNs> ParamReader::optional_duration(const std::string& name
   return reader_.required_duration(name, *kTimeUnitNames.parse(s.unit), sign);
 }
 
-std::int64_t ParamReader::integer_at_least(const std::string& name, std::int64_t min) {
-  const std::int64_t v = integer(name);
-  if (v < min) fail(name, "must be >= " + std::to_string(min));
-  return v;
-}
-
-std::int64_t ParamReader::integer_in(const std::string& name, std::int64_t min, std::int64_t max) {
-  const std::int64_t v = integer(name);
-  if (v < min || v > max) {
-    fail(name, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+std::int64_t ParamReader::integer_in_range(const std::string& name, std::int64_t min,
+                                           std::int64_t max) {
+  const ParamSpec& s = spec(name, ParamType::Int);
+  if (!has(name)) {
+    const std::int64_t fallback = s.default_value.get<std::int64_t>();
+    if (fallback < min || fallback > max) {
+      throw Error("parameter '" + name + "': default " + std::to_string(fallback) +
+                  " is outside its range");
+    }
+    return fallback;
   }
-  return v;
+  return reader_.required_int_in(name, min, max);
 }
 
 double ParamReader::number_in(const std::string& name, double low, double high, Ends ends) {

@@ -67,22 +67,26 @@ RequestVariability parse_object(const nlohmann::json& value, const std::string& 
       if (r.has(key)) r.fail(key, "not allowed for kind early_exit");
     }
   } else {
-    const std::int64_t max_tokens = r.required_int("max_tokens");
-    if (max_tokens < 1 || max_tokens > 1000000) r.fail("max_tokens", "must be in [1, 1000000]");
-    v.max_tokens = static_cast<std::uint32_t>(max_tokens);
-    const std::int64_t bucket = r.int_or("bucket", 1);
-    if (bucket < 1 || bucket > max_tokens) r.fail("bucket", "must be in [1, max_tokens]");
-    v.bucket = static_cast<std::uint32_t>(bucket);
+    constexpr std::int64_t kMaxTokens = 1000000;
+    v.max_tokens = r.integer_in<std::uint32_t>("max_tokens", 1, kMaxTokens);
+    // Checked as written, then against max_tokens, whose name the message keeps.
+    const auto at_most_max = [&](JsonReader& x, const char* key, std::uint32_t n) {
+      if (n > v.max_tokens) {
+        x.fail(key, "must be in [1, max_tokens] = [1, " + std::to_string(v.max_tokens) + "], got " +
+                        std::to_string(n));
+      }
+      return n;
+    };
+    v.bucket = at_most_max(r, "bucket", r.integer_in_or<std::uint32_t>("bucket", 1, 1, kMaxTokens));
     const nlohmann::json& lengths = required_array(r, "lengths");
     std::uint32_t previous = 0;
     for (std::size_t i = 0; i < lengths.size(); ++i) {
       JsonReader e(lengths[i], file, r.path_of(index_key("lengths", i)));
-      const std::int64_t tokens = e.required_int("tokens");
-      if (tokens < 1 || tokens > max_tokens) e.fail("tokens", "must be in [1, max_tokens]");
-      if (static_cast<std::uint32_t>(tokens) <= previous) {
+      const std::uint32_t tokens =
+          at_most_max(e, "tokens", e.integer_in<std::uint32_t>("tokens", 1, kMaxTokens));
+      if (tokens <= previous)
         e.fail("tokens", "bins must be in ascending order of their upper edges");
-      }
-      previous = static_cast<std::uint32_t>(tokens);
+      previous = tokens;
       const double w = read_weight(e);
       e.finish();
       weights.push_back(w);

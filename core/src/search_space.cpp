@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gpumux/errors.hpp"
 
@@ -13,6 +14,9 @@ namespace {
 // 1.2"; Ray Tune PopulationBasedTraining default perturbation_factors=(1.2, 0.8)).
 constexpr double kPerturbDown = 0.8;
 constexpr double kPerturbUp = 1.2;
+
+// The largest integer every double below it represents exactly (2^53).
+constexpr double kMaxExactInt = 9007199254740992.0;
 
 double clamp_to(const SearchDim& d, double v) {
   return std::clamp(v, d.lo, d.hi);
@@ -71,11 +75,12 @@ SearchSpace::SearchSpace(std::vector<SearchDim> dims) : dims_(std::move(dims)) {
   }
 }
 
-SearchSpace SearchSpace::from_json(const nlohmann::json& j, const std::string& file) {
+SearchSpace SearchSpace::from_json(const nlohmann::json& j, const std::string& file,
+                                   const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& what) {
-    throw ConfigError(file, "search_space." + key, what);
+    throw ConfigError(file, path + "." + key, what);
   };
-  if (!j.is_object()) throw ConfigError(file, "search_space", "must be an object");
+  if (!j.is_object()) throw ConfigError(file, path, "must be an object");
   std::vector<SearchDim> dims;
   for (const auto& [name, spec] : j.items()) {
     if (!spec.is_object() || spec.size() != 1) fail(name, "must be {\"<kind>\": [...]}");
@@ -103,10 +108,34 @@ SearchSpace SearchSpace::from_json(const nlohmann::json& j, const std::string& f
       if (!(d.lo <= d.hi) || (d.kind == DimKind::LogUniform && d.lo <= 0.0)) {
         fail(name, "bad bounds");
       }
+      // Wider ranges make draws, grid points or unit coordinates infinite or NaN, and so
+      // the learning curve's metric (trial_epoch events).
+      if (d.kind == DimKind::Uniform && !std::isfinite(d.hi - d.lo)) {
+        fail(name, "'uniform' range too wide: hi - lo must be a finite number");
+      }
+      if (d.kind == DimKind::LogUniform && !std::isfinite(d.hi / d.lo)) {
+        fail(name, "'loguniform' range too wide: hi / lo must be a finite number");
+      }
+      if (d.kind == DimKind::Integer &&
+          (d.lo != std::floor(d.lo) || d.hi != std::floor(d.hi) || std::fabs(d.lo) > kMaxExactInt ||
+           std::fabs(d.hi) > kMaxExactInt)) {
+        fail(name, "'int' needs whole-number bounds in [-2^53, 2^53]");
+      }
     }
     dims.push_back(std::move(d));
   }
   return SearchSpace(std::move(dims));
+}
+
+std::uint64_t SearchSpace::grid_size(int points_per_dim) const {
+  std::uint64_t n = 1;
+  for (const SearchDim& d : dims_) {
+    const std::uint64_t k = grid_values(d, points_per_dim).size();
+    n = k != 0 && n > std::numeric_limits<std::uint64_t>::max() / k
+            ? std::numeric_limits<std::uint64_t>::max()
+            : n * k;
+  }
+  return n;
 }
 
 nlohmann::json SearchSpace::sample(std::mt19937_64& rng) const {

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "gpumux/finite_json.hpp"
 #include "gpumux/tuning_spec.hpp"
 #include "summary_state.hpp"
 
@@ -432,6 +433,9 @@ nlohmann::json SummaryAccumulator::finish() {
                 {"p99", percentile(v, 99)}};
   }
   out["policy_metrics"] = pm;
+  // JSON has no NaN or infinity: such a number is written as null, and "non_finite" names
+  // it (present only then; docs/outputs.md).
+  if (nlohmann::json bad = null_non_finite(out); !bad.empty()) out["non_finite"] = std::move(bad);
   return out;
 }
 

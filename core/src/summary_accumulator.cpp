@@ -136,6 +136,11 @@ void trial_epoch(State& st, const Event& e) {
     case EventKind::TrialEpoch:
       if (has_job && jobs[e.job].trial) trial_epoch(st, e);
       break;
+    case EventKind::TrialFailed:
+      if (has_job && jobs[e.job].trial && jobs[e.job].trial->tuning->index < st.tuning.size()) {
+        ++st.tuning[jobs[e.job].trial->tuning->index].failed;
+      }
+      break;
     case EventKind::TuningEnd: {
       const std::size_t t = tuning_index_of(e);
       if (t < st.tuning.size()) {

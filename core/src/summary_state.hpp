@@ -34,6 +34,7 @@ struct JobAcc {
 /// One tuning job (workload.tuning), from its TrialEpoch and TuningEnd events.
 struct TuningAcc {
   std::uint64_t epochs = 0;     ///< TrialEpoch events
+  std::uint64_t failed = 0;     ///< TrialFailed events
   std::optional<double> best;   ///< best metric reported, in the tuning's mode
   TimeNs first_target = -1;     ///< first report reaching the target
   TimeNs end = -1;              ///< its TuningEnd

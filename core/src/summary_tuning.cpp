@@ -1,5 +1,6 @@
-// The summary's "tuning" section (summary format 4, docs/metrics.md): per tuning job, from its
-// trials' events only (JobArrival, OpEnd, TrialEpoch, TuningEnd).
+// The summary's "tuning" section (summary format 4; trials_failed since format 6,
+// docs/metrics.md): per tuning job, from its trials' events only (JobArrival, OpEnd,
+// TrialEpoch, TrialFailed, TuningEnd).
 #include "gpumux/time.hpp"
 #include "gpumux/tuning_spec.hpp"
 #include "summary_state.hpp"
@@ -27,6 +28,7 @@ nlohmann::json tuning_section(const State& st) {
          {"tuner", spec->tuner},
          {"mode", std::string(kMetricModeNames.name(spec->mode))},
          {"trials_started", started},
+         {"trials_failed", a.failed},
          {"epochs", a.epochs},
          {"best_metric", a.best ? nlohmann::json(*a.best) : none},
          {"target", spec->target ? nlohmann::json(*spec->target) : none},

@@ -44,6 +44,18 @@ TunerResponse Tuner::report(const TrialReport& r) {
   return out;
 }
 
+TunerResponse Tuner::fail(TrialId t) {
+  if (t < 0 || index(t) >= configs_.size() || running_budget_[index(t)] == 0) {
+    throw Error("tuner: trial " + std::to_string(t) + " failed but is not running");
+  }
+  running_budget_[index(t)] = 0;
+  ++failed_;
+  if (target_reached_) return TunerResponse{TrialDecision::Stop, {}, {}, true};
+  TunerResponse out = on_failure(t);
+  out.decision = TrialDecision::Stop;
+  return out;
+}
+
 TrialId Tuner::new_trial(nlohmann::json config) {
   configs_.push_back(std::move(config));
   last_epoch_.push_back(0);

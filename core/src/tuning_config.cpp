@@ -21,16 +21,35 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
+/// The bounds of the learning curve's parameters [D]: within them every metric the curve gives
+/// is a finite number (a metric of y_start = -1e308 and y_best = 1e308 was NaN: their
+/// difference overflows; a width of 1e-200 squares to 0, and 0 / 0 is NaN). Real metrics
+/// (accuracy, loss, perplexity) sit far inside 1e9; widths are in unit coordinates.
+constexpr double kMaxCurveMetric = 1e9;
+constexpr double kMinCurveWidth = 1e-6;
+constexpr double kMaxCurveWidth = 1e6;
+
+/// `key` of the curve object, or `fallback`, in [lo, hi].
+double curve_number(JsonReader& c, const std::string& key, double fallback, double lo, double hi,
+                    const char* range) {
+  const double v = c.number_or(key, fallback);
+  if (!(v >= lo && v <= hi)) {
+    c.fail(key, std::string("must be in ") + range + ", got " + nlohmann::json(v).dump());
+  }
+  return v;
+}
+
 LearningCurveParams read_curve(JsonReader& r) {
   LearningCurveParams p;
   if (!r.has("curve")) return p;
   JsonReader c = r.object("curve");
-  p.y_start = c.number_or("y_start", p.y_start);
-  p.y_best = c.number_or("y_best", p.y_best);
-  p.width = c.positive("width", c.number_or("width", p.width));
+  constexpr double kM = kMaxCurveMetric;
+  p.y_start = curve_number(c, "y_start", p.y_start, -kM, kM, "[-1e9, 1e9]");
+  p.y_best = curve_number(c, "y_best", p.y_best, -kM, kM, "[-1e9, 1e9]");
+  p.width = curve_number(c, "width", p.width, kMinCurveWidth, kMaxCurveWidth, "[1e-6, 1e6]");
   p.alpha_lo = c.positive("alpha_lo", c.number_or("alpha_lo", p.alpha_lo));
   p.alpha_hi = c.positive("alpha_hi", c.number_or("alpha_hi", p.alpha_hi));
-  p.noise = c.non_negative("noise", c.number_or("noise", p.noise));
+  p.noise = curve_number(c, "noise", p.noise, 0.0, kM, "[0, 1e9]");
   if (p.alpha_hi < p.alpha_lo) c.fail("alpha_hi", "must be >= alpha_lo");
   c.finish();
   return p;
@@ -64,24 +83,18 @@ std::shared_ptr<const TuningSpec> parse_tuning(const nlohmann::json& j, const st
     t->params = *params;
   }
   t->search_space = r.required("search_space");
-  t->space = SearchSpace::from_json(t->search_space, file);
+  t->space = SearchSpace::from_json(t->search_space, file, r.path_of("search_space"));
   t->mode = r.choice_or("mode", kMetricModeNames, MetricMode::Max);
   if (r.has("target")) t->target = r.required_number("target");
   t->curve = read_curve(r);
   t->model = r.required_string("model");
   if (t->model.empty()) r.fail("model", "must not be empty");
-  const std::int64_t batch = r.int_or("batch", 1);
-  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
-  t->batch = static_cast<std::uint32_t>(batch);
+  t->batch = r.integer_in_or<std::uint32_t>("batch", 1, 1, 1 << 20);
   t->optimizer = r.choice_or("optimizer", kOptimizerNames, Optimizer::Momentum);
   const std::int64_t samples = r.required_int("samples_per_epoch");
   if (samples < 1) r.fail("samples_per_epoch", "must be >= 1");
   t->samples_per_epoch = static_cast<std::uint64_t>(samples);
-  const std::int64_t max_trials = r.required_int("max_trials");
-  if (max_trials < 1 || max_trials > kMaxTrials) {
-    r.fail("max_trials", "must be an integer in [1, " + std::to_string(kMaxTrials) + "]");
-  }
-  t->max_trials = static_cast<std::uint32_t>(max_trials);
+  t->max_trials = r.integer_in<std::uint32_t>("max_trials", 1, kMaxTrials);
   t->arrival_ns = r.duration_or("arrival_s", TimeUnit::Seconds, 0);
   t->tenant = r.string_or("tenant", t->name);
   if (t->tenant.empty()) r.fail("tenant", "must not be empty");

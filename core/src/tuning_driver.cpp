@@ -1,6 +1,7 @@
 // The TuningDriver (tuning_driver.hpp): tuners, trial slots and the tuners' decisions.
 #include "tuning_driver.hpp"
 
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -67,11 +68,28 @@ void TuningDriver::begin(Tuning& t) {
   if (t.tuner->done()) end(t);
 }
 
+namespace {
+
+/// epochs x iterations per epoch, saturating: a target beyond 2^64 iterations is never
+/// reached, as the exact one would not be.
+std::uint64_t epoch_iterations(int epochs, std::uint64_t per_epoch) {
+  const auto e = static_cast<std::uint64_t>(epochs);
+  if (per_epoch != 0 && e > std::numeric_limits<std::uint64_t>::max() / per_epoch) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return e * per_epoch;
+}
+
+}  // namespace
+
 void TuningDriver::run_group(Tuning& t, const TrialGroup& g) {
   for (const TrialWork& w : g.trials) {
+    if (t.over) return;  // a failure ended the tuning while its group was handed over
     const auto it = t.job_of.find(w.trial);
     if (it == t.job_of.end()) {
       activate(t, w);
+    } else if (t.failed.count(w.trial) != 0) {
+      fail(t, w.trial);  // a failed trial cannot run later either
     } else {
       resume(t, jobs_[index_of(it->second)], w);
     }
@@ -81,15 +99,20 @@ void TuningDriver::run_group(Tuning& t, const TrialGroup& g) {
 void TuningDriver::activate(Tuning& t, const TrialWork& w) {
   const TuningSpec& spec = *t.spec;
   if (t.next_slot >= t.slots.size()) {
+    if (!t.failed.empty()) {
+      // Failed trials spent slots: the tuning ends with what ran, rather than the run.
+      end(t);
+      return;
+    }
     throw Error("tuning job '" + spec.name + "': its tuner starts trial " +
                 std::to_string(w.trial) + " but all " + std::to_string(spec.max_trials) +
                 " trial slots are used; raise " + spec.path + ".max_trials");
   }
   JobState& s = jobs_[index_of(t.slots[t.next_slot++])];
   const std::uint64_t ipe = spec.iterations_per_epoch();
-  s.iterations_done = static_cast<std::uint64_t>(w.start_epoch) * ipe;
+  s.iterations_done = epoch_iterations(w.start_epoch, ipe);
   s.dispatched = s.completed = Cursor{s.iterations_done, Pass::Forward, 0};
-  s.iterations_target = static_cast<std::uint64_t>(w.budget_epochs) * ipe;
+  s.iterations_target = epoch_iterations(w.budget_epochs, ipe);
   s.arrival_ns = runtime_.now();
   trial_of_[index_of(s.id)] = w.trial;
   t.job_of.emplace(w.trial, s.id);
@@ -98,14 +121,13 @@ void TuningDriver::activate(Tuning& t, const TrialWork& w) {
 
 void TuningDriver::resume(Tuning& t, JobState& s, const TrialWork& w) {
   const std::uint64_t ipe = t.spec->iterations_per_epoch();
-  if (s.done() || !s.paused ||
-      s.iterations_done != static_cast<std::uint64_t>(w.start_epoch) * ipe) {
+  if (s.done() || !s.paused || s.iterations_done != epoch_iterations(w.start_epoch, ipe)) {
     throw Error("tuning job '" + t.spec->name + "': trial " + std::to_string(w.trial) +
                 " is resumed at epoch " + std::to_string(w.start_epoch) +
                 " but is not paused there");
   }
   s.paused = false;
-  s.iterations_target = static_cast<std::uint64_t>(w.budget_epochs) * ipe;
+  s.iterations_target = epoch_iterations(w.budget_epochs, ipe);
   hooks_.job_resumed(s.id);
 }
 
@@ -132,12 +154,38 @@ void TuningDriver::iteration_done(JobState& s) {
       stop(s);
       break;
   }
+  apply(t, r);
+}
+
+void TuningDriver::apply(Tuning& t, const TunerResponse& r) {
   for (const TrialGroup& g : r.groups) run_group(t, g);
   for (const TrialId lost : r.stopped) {
     const auto it = t.job_of.find(lost);
     if (it != t.job_of.end()) stop(jobs_[index_of(it->second)]);
   }
   if (r.stop_all || t.tuner->done()) end(t);
+}
+
+void TuningDriver::trial_rejected(JobState& s, std::string_view reason) {
+  const std::size_t j = index_of(s.id);
+  if (!trial_of_[j]) return;
+  Tuning& t = tunings_[tuning_of_[j]];
+  const TrialId trial = *trial_of_[j];
+  if (!t.failed.insert(trial).second) return;
+  const auto epochs = static_cast<int>(s.iterations_done / t.spec->iterations_per_epoch());
+  events_.trial_failed(s.id, trial, epochs,
+                       std::string(reason) + "; config " + t.tuner->config(trial).dump());
+  // A paused trial is not running for its tuner: its result stands until it is resumed.
+  if (t.over || !t.tuner->running(trial)) return;
+  // As at an epoch's end: the answer's stops abort ops, and no hook may run before it is all
+  // applied.
+  const HookQueue::Hold hold(hooks_);
+  fail(t, trial);
+}
+
+void TuningDriver::fail(Tuning& t, TrialId trial) {
+  if (t.over) return;
+  apply(t, t.tuner->fail(trial));
 }
 
 void TuningDriver::run_over() {

@@ -11,7 +11,14 @@
 // (a resumed trial's target grows, its pause clears, Policy::on_job_resumed), `stopped`
 // (paused trials end), and at stop_all or the tuner's done() every trial of the tuning still
 // alive or never activated ends, stopped, and a TuningEnd event records the tuning's end.
-// A trial that finds no free slot is an error naming max_trials.
+// A trial that finds no free slot is an error naming max_trials, unless trials of the tuning
+// have failed (their slots are spent): then the tuning ends.
+//
+// A trial the policy rejects (Context::reject: it does not fit in memory, or the policy cannot
+// run it) has failed, as a trial that errors in Ray Tune (Trial.ERROR): a TrialFailed event
+// names it, its epochs done, the reason and its config; the tuner is told (Tuner::fail) and
+// its answer applied as a report's; the run goes on. A failed trial that its tuner resumes
+// later (a paused one promoted) fails again at once.
 //
 // Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
 #pragma once
@@ -21,7 +28,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "engine_events.hpp"
@@ -54,13 +63,16 @@ class TuningDriver {
 
   /// Schedules each tuning job's start at its arrival (call once, when the run starts).
   void start();
-  /// The run is over with tunings still going (their tuner waits for a trial the policy
-  /// rejected, or the horizon cut them): their slots never activated end, stopped (they are
-  /// no work the run left undone); trials that arrived end as the run decides.
+  /// The run is over with tunings still going (the horizon cut them, or the run ran out of
+  /// events): their slots never activated end, stopped (they are no work the run left
+  /// undone); trials that arrived end as the run decides.
   void run_over();
   /// Trial job `s` completed an iteration (s.iterations_done counts it): at an epoch's end,
   /// reports it to the tuner and applies the answer.
   void iteration_done(JobState& s);
+  /// Trial job `s` was rejected (it has ended, EndReason::Rejected) because `reason`: the
+  /// trial has failed (see above). A job that is not an activated trial is ignored.
+  void trial_rejected(JobState& s, std::string_view reason);
 
  private:
   struct Tuning {
@@ -70,6 +82,7 @@ class TuningDriver {
     std::vector<JobId> slots;  // by slot index
     std::size_t next_slot = 0;
     std::map<TrialId, JobId> job_of;
+    std::set<TrialId> failed;  ///< trials that could not run
     bool over = false;
   };
 
@@ -77,6 +90,10 @@ class TuningDriver {
   void run_group(Tuning& t, const TrialGroup& g);
   void activate(Tuning& t, const TrialWork& w);
   void resume(Tuning& t, JobState& s, const TrialWork& w);
+  /// Applies a tuner's response but its decision: groups, stopped trials, the tuning's end.
+  void apply(Tuning& t, const TunerResponse& r);
+  /// Tells the tuner that running trial `trial` failed and applies its answer.
+  void fail(Tuning& t, TrialId trial);
   void stop(JobState& s);
   void end(Tuning& t);
 

@@ -198,13 +198,9 @@ void read_job_fields(JsonReader& r, JobSpec& job, bool read_kind) {
   if (read_kind) job.kind = r.required_choice("kind", kJobKindNames);
   job.model = r.required_string("model");
   if (job.model.empty()) r.fail("model", "must not be empty");
-  const std::int64_t batch = r.int_or("batch", 1);
-  if (batch < 1 || batch > (1 << 20)) r.fail("batch", "must be an integer in [1, 2^20]");
-  job.batch = static_cast<std::uint32_t>(batch);
+  job.batch = r.integer_in_or<std::uint32_t>("batch", 1, 1, 1 << 20);
   job.arrival_ns = r.duration_or("arrival_s", TimeUnit::Seconds, 0);
-  const std::int64_t priority = r.int_or("priority", 0);
-  if (priority < -1000000000 || priority > 1000000000) r.fail("priority", "out of range");
-  job.priority = static_cast<int>(priority);
+  job.priority = r.integer_in_or<int>("priority", 0, -1000000000, 1000000000);
   job.weight = r.positive("weight", r.number_or("weight", 1.0));
   job.tenant = r.string_or("tenant", job.name);
   if (job.tenant.empty()) r.fail("tenant", "must not be empty");

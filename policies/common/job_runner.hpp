@@ -88,11 +88,15 @@ inline ParamSpecs depth_specs(const char* help) {
   return ParamSpecs{param::integer("depth", 2, help)};
 }
 
-/// The `depth` parameter of the simple baselines: ops of one job queued or in flight.
+/// The most ops a baseline keeps queued or in flight per job: a stream's max_in_flight is
+/// 32 bits, and 1024 is the bound of the other per-stream depths (olympian's depth,
+/// switchflow's in_flight) [D].
+inline constexpr std::int64_t kMaxDepth = 1024;
+
+/// The `depth` parameter of the simple baselines: ops of one job queued or in flight, in
+/// [1, kMaxDepth].
 inline std::size_t read_depth(ParamReader& p) {
-  const std::int64_t depth = p.integer("depth");
-  if (depth < 1) p.fail("depth", "must be at least 1");
-  return static_cast<std::size_t>(depth);
+  return p.integer_in<std::size_t>("depth", 1, kMaxDepth);
 }
 
 /// The params of a baseline declared by depth_specs(): its depth.

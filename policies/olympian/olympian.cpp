@@ -108,9 +108,7 @@ class Olympian final : public Policy {
     quantum_ns_ = p.duration("quantum_us", Sign::Positive);
     if (quantum_ns_ < 1) p.fail("quantum_us", "must be at least 0.001 (1 ns)");
     issue_ = NodeIssue::read(p);
-    const std::int64_t warmup = p.integer("profile_requests");
-    if (warmup < 0) p.fail("profile_requests", "must be an integer >= 0");
-    profile_requests_ = static_cast<std::uint64_t>(warmup);
+    profile_requests_ = p.integer_at_least<std::uint64_t>("profile_requests", 0);
     yield_check_ns_ = p.duration("yield_check_us");
     repay_ = p.choice("overshoot", kOvershootNames) == Overshoot::Repay;
     if (const auto h = p.optional_duration("handoff_us")) handoff_ns_ = *h;

@@ -22,12 +22,8 @@ struct NodeIssue {
   /// Reads `depth` (in [1, 1024]) and `layers_per_node` (>= 1, at most 1e5).
   static NodeIssue read(ParamReader& p) {
     NodeIssue n;
-    const std::int64_t depth = p.integer("depth");
-    if (depth < 1 || depth > 1024) p.fail("depth", "must be an integer in [1, 1024]");
-    n.depth = static_cast<std::uint32_t>(depth);
-    const std::int64_t per_node = p.integer("layers_per_node");
-    if (per_node < 1 || per_node > 100000) p.fail("layers_per_node", "must be an integer >= 1");
-    n.layers_per_node = static_cast<std::uint32_t>(per_node);
+    n.depth = p.integer_in<std::uint32_t>("depth", 1, 1024);
+    n.layers_per_node = p.integer_in<std::uint32_t>("layers_per_node", 1, 100000);
     return n;
   }
 };

@@ -180,9 +180,7 @@ class PipeSwitch final : public Policy {
     pipe_message_ns_ = p.duration("pipe_message_us");
     pipe_recv_ns_ = p.duration("pipe_recv_us");
     train_sync_ns_ = p.optional_duration("train_sync_us").value_or(event_sync_ns_);
-    const std::int64_t layers = p.integer("train_layers_per_op");
-    if (layers < 1 || layers > 1'000'000) p.fail("train_layers_per_op", "must be in [1, 1e6]");
-    train_layers_per_op_ = static_cast<std::uint32_t>(layers);
+    train_layers_per_op_ = p.integer_in<std::uint32_t>("train_layers_per_op", 1, 1'000'000);
     p.finish();
   }
 

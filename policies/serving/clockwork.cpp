@@ -61,7 +61,7 @@ class Clockwork final : public ServingPolicy {
     read_policy_params(args, param_specs(), [this](ParamReader& p) {
       batches_ = power_of_two_batches(read_max_batch(p));
       buffer_ns_ = p.duration("buffer_ms");
-      window_ = static_cast<std::size_t>(p.integer_in("estimate_window", 1, 1000));
+      window_ = p.integer_in<std::size_t>("estimate_window", 1, 1000);
       percentile_ = p.number_in("estimate_percentile", 0.0, 100.0, Ends::OpenLow);
     });
   }

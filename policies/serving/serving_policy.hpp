@@ -129,7 +129,7 @@ inline ParamSpec max_batch_param(std::int64_t fallback, std::string help) {
 /// caps are sanity bounds, not from a source [D]: 65536 by default, smaller where a policy's choice
 /// scans the sizes (orloj).
 inline std::uint32_t read_max_batch(ParamReader& p, std::uint32_t largest = 65536) {
-  return static_cast<std::uint32_t>(p.integer_in("max_batch", 1, largest));
+  return p.integer_in<std::uint32_t>("max_batch", 1, largest);
 }
 
 }  // namespace gpumux::policies

@@ -97,12 +97,8 @@ class SwitchFlow final : public Policy {
   explicit SwitchFlow(const PolicyArgs& args) {
     auto p = policy_params(args, param_specs());
     scope_ = p.choice("subgraph", kSubgraphNames);
-    const std::int64_t layers = p.integer("layers_per_op");
-    if (layers < 0 || layers > 1000000) p.fail("layers_per_op", "must be in [0, 1e6] (0 = a pass)");
-    layers_per_op_ = static_cast<std::uint32_t>(layers);
-    const std::int64_t in_flight = p.integer("in_flight");
-    if (in_flight < 1 || in_flight > 1024) p.fail("in_flight", "must be in [1, 1024]");
-    in_flight_ = static_cast<std::uint32_t>(in_flight);
+    layers_per_op_ = p.integer_in<std::uint32_t>("layers_per_op", 0, 1000000);  // 0 = a pass
+    in_flight_ = p.integer_in<std::uint32_t>("in_flight", 1, 1024);
     migrate_ = p.flag("migrate");
     const double idle_ms = p.number("return_idle_ms");
     if (idle_ms > kMaxDurationUnits) p.fail("return_idle_ms", "out of range (more than 1e9 ms)");

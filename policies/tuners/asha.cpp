@@ -35,8 +35,8 @@ class Asha final : public Tuner {
     read_tuner_params(args, param_specs(), [&](ParamReader& p) {
       eta_ = read_eta(p);
       epochs = read_epoch_range(p);
-      slots_ = static_cast<int>(p.integer_at_least("max_concurrent", 1));
-      samples_ = p.integer_at_least("num_samples", 0);
+      slots_ = read_count(p, "max_concurrent", 1);
+      samples_ = read_count(p, "num_samples", 0);
     });
     for (std::int64_t r = epochs.min_epochs;; r *= eta_) {
       rung_epochs_.push_back(static_cast<int>(std::min<std::int64_t>(r, epochs.max_epochs)));
@@ -71,6 +71,15 @@ class Asha final : public Tuner {
       out.decision = TrialDecision::Pause;
       rungs_[k].emplace_back(r.trial, r.metric);
     }
+    out.groups = fill_slots();
+    return out;
+  }
+
+  /// A failed trial frees its worker slot and is never recorded in a rung (Li et al.'s
+  /// get_job then fills the slot as after any finished job).
+  TunerResponse on_failure(TrialId /*t*/) override {
+    --running_;
+    TunerResponse out;
     out.groups = fill_slots();
     return out;
   }

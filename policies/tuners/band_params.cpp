@@ -24,8 +24,8 @@ BandOptions read_band_options(const TunerArgs& args, const ParamSpecs& specs) {
     const EpochRange epochs = read_epoch_range(p);
     o.max_epochs = epochs.max_epochs;
     o.concurrent_brackets = p.flag("concurrent_brackets");
-    o.max_concurrent = static_cast<int>(p.integer_at_least("max_concurrent", 0));
-    o.rounds = static_cast<int>(p.integer_at_least("rounds", 0));
+    o.max_concurrent = read_count(p, "max_concurrent", 0);
+    o.rounds = read_count(p, "rounds", 0);
     o.brackets = hyperband_brackets(o.eta, epochs.min_epochs, o.max_epochs);
     return o;
   });

@@ -45,10 +45,19 @@ std::vector<TrialGroup> BandTuner::start() {
 
 TunerResponse BandTuner::on_report(const TrialReport& r) {
   Bracket& b = brackets_[owner_.at(r.trial)];
-  TunerResponse out;
-  if (r.epoch < b.budget(r.trial)) return out;  // Continue inside the rung
+  if (r.epoch < b.budget(r.trial)) return TunerResponse{};  // Continue inside the rung
   --running_;
-  const Bracket::Outcome o = b.rung_end(r.trial, r.metric);
+  return after_rung(b, b.rung_end(r.trial, r.metric));
+}
+
+TunerResponse BandTuner::on_failure(TrialId t) {
+  Bracket& b = brackets_[owner_.at(t)];
+  --running_;
+  return after_rung(b, b.fail(t));
+}
+
+TunerResponse BandTuner::after_rung(const Bracket& b, const Bracket::Outcome& o) {
+  TunerResponse out;
   out.decision = o.decision;
   out.stopped = o.stopped;
   for (const TrialId t : o.promoted) pending_.push_back(resume(t, o.next_epochs));

@@ -33,10 +33,16 @@ class BandTuner : public Tuner {
 
  protected:
   TunerResponse on_report(const TrialReport& r) override;
+  /// The trial leaves its bracket (Bracket::fail); as HyperBandScheduler.on_trial_error in
+  /// Ray Tune, the bracket's rung then ends if it waited only for this trial.
+  TunerResponse on_failure(TrialId t) override;
   [[nodiscard]] bool finished() const override;
 
  private:
   void open_next_bracket();
+  /// A member of bracket `b` left its rung (`o`): promotions queued, the next bracket or
+  /// round opened when `b` is done, and the work the concurrency cap now allows.
+  TunerResponse after_rung(const Bracket& b, const Bracket::Outcome& o);
   std::vector<TrialGroup> release();
 
   BandOptions opt_;

@@ -47,7 +47,9 @@ std::vector<BracketShape> hyperband_brackets(int eta, int min_epochs, int max_ep
 }
 
 Bracket::Bracket(int n0, int r0, int max_epochs, int eta, MetricMode mode)
-    : rungs_(bracket_rungs(n0, r0, max_epochs, eta)), mode_(mode), results_(rungs_.size()) {}
+    : rungs_(bracket_rungs(n0, r0, max_epochs, eta)), mode_(mode), results_(rungs_.size()) {
+  for (const Rung& r : rungs_) expected_.push_back(static_cast<std::size_t>(r.trials));
+}
 
 void Bracket::add(TrialId t) {
   check(rung_.size() < static_cast<std::size_t>(rungs_[0].trials), "rung 0 is full");
@@ -55,23 +57,43 @@ void Bracket::add(TrialId t) {
 }
 
 Bracket::Outcome Bracket::rung_end(TrialId t, double metric) {
+  return end_member(t, metric);
+}
+
+Bracket::Outcome Bracket::fail(TrialId t) {
+  Outcome out = end_member(t, std::nullopt);
+  out.decision = TrialDecision::Stop;
+  return out;
+}
+
+Bracket::Outcome Bracket::end_member(TrialId t, std::optional<double> metric) {
   const std::size_t k = rung_.at(t);
   Outcome out;
   if (k + 1 == rungs_.size()) {
     out.decision = TrialDecision::Stop;
-    if (++done_in_last_ == static_cast<std::size_t>(rungs_[k].trials)) finished_ = true;
+    if (++done_in_last_ == expected_[k]) finished_ = true;
     return out;
   }
   auto& res = results_[k];
   res.emplace_back(t, metric);
-  if (res.size() < static_cast<std::size_t>(rungs_[k].trials)) return out;
-  std::vector<std::pair<TrialId, double>> ranked = res;
+  if (res.size() < expected_[k]) return out;
+  // Only members with a result are ranked: a failed one is never promoted.
+  std::vector<std::pair<TrialId, double>> ranked;
+  for (const auto& [id, m] : res) {
+    if (m) ranked.emplace_back(id, *m);
+  }
   const bool max = mode_ == MetricMode::Max;
   std::sort(ranked.begin(), ranked.end(), [max](const auto& a, const auto& b) {
     if (a.second != b.second) return max ? a.second > b.second : a.second < b.second;
     return a.first < b.first;
   });
-  const auto keep = static_cast<std::size_t>(rungs_[k + 1].trials);
+  const std::size_t keep = std::min(static_cast<std::size_t>(rungs_[k + 1].trials), ranked.size());
+  expected_[k + 1] = keep;
+  if (keep == 0) {  // every member failed: nothing goes on
+    finished_ = true;
+    out.decision = TrialDecision::Stop;
+    return out;
+  }
   out.next_epochs = rungs_[k + 1].epochs;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     const TrialId id = ranked[i].first;

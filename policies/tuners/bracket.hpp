@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "gpumux/tuner.hpp"
@@ -53,13 +54,22 @@ class Bracket {
   /// The member reached its rung's budget with `metric`. In the last rung it stops; else it
   /// pauses, and when it completes the rung the best are promoted (ties: lower id first).
   Outcome rung_end(TrialId t, double metric);
+  /// The member failed (Tuner::fail): it leaves the bracket without a result. The rung ends
+  /// as with rung_end once every member has reported or failed; only members with a result
+  /// are promoted, so the next rung may wait for fewer than n_{k+1} (a rung whose members all
+  /// failed ends the bracket). The decision is Stop.
+  Outcome fail(TrialId t);
   [[nodiscard]] bool finished() const noexcept { return finished_; }
 
  private:
+  /// A member's end of rung: with its metric, or without (nullopt: it failed).
+  Outcome end_member(TrialId t, std::optional<double> metric);
+
   std::vector<Rung> rungs_;
   MetricMode mode_;
-  std::map<TrialId, std::size_t> rung_;                           ///< member -> its current rung
-  std::vector<std::vector<std::pair<TrialId, double>>> results_;  ///< per rung
+  std::map<TrialId, std::size_t> rung_;  ///< member -> its current rung
+  std::vector<std::vector<std::pair<TrialId, std::optional<double>>>> results_;  ///< per rung
+  std::vector<std::size_t> expected_;  ///< members each rung waits for (n_k, less failures)
   std::size_t done_in_last_ = 0;
   bool finished_ = false;
 };

@@ -35,7 +35,7 @@ class FixedBudgetTuner : public Tuner {
   FixedBudgetTuner(const TunerArgs& args, const ParamSpecs& specs, const std::string& count_name)
       : Tuner(args) {
     read_tuner_params(args, specs, [&](ParamReader& p) {
-      count_ = static_cast<int>(p.integer_at_least(count_name, 1));
+      count_ = read_count(p, count_name, 1);
       max_epochs_ = read_max_epochs(p);
     });
   }
@@ -52,6 +52,11 @@ class FixedBudgetTuner : public Tuner {
       --left_;
     }
     return out;
+  }
+  /// A failed trial will never run its budget: one fewer to wait for.
+  TunerResponse on_failure(TrialId /*t*/) override {
+    --left_;
+    return {};
   }
   [[nodiscard]] bool finished() const override { return left_ == 0; }
 

@@ -6,6 +6,10 @@
 // (workloads/grid_search_space.py) [C, dossier §2.8]; 3 points per dimension over 4
 // dimensions gives 81 [D]. max_epochs 81 as the Hyperband settings [D]. Trials run in grid
 // order (first dimension slowest), as Ray Tune's grid_search variant generator expands [R].
+#include <cstdint>
+#include <string>
+
+#include "gpumux/errors.hpp"
 #include "tuners/fixed_budget.hpp"
 
 namespace gpumux::tuners {
@@ -14,7 +18,14 @@ namespace {
 class GridSearch final : public FixedBudgetTuner {
  public:
   explicit GridSearch(const TunerArgs& args)
-      : FixedBudgetTuner(args, param_specs(), "points_per_dim") {}
+      : FixedBudgetTuner(args, param_specs(), "points_per_dim") {
+    // Counted before the grid is built: 100 points over 7 dimensions would be 10^14 configs.
+    if (space_.grid_size(count()) > static_cast<std::uint64_t>(kMaxTunerCount)) {
+      throw ConfigError(args.file, args.path + ".points_per_dim",
+                        "the grid has more than " + std::to_string(kMaxTunerCount) +
+                            " points (the most trials a tuning job may have)");
+    }
+  }
   [[nodiscard]] std::string_view name() const noexcept override { return "grid_search"; }
 
   static const ParamSpecs& param_specs() {

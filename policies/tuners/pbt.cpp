@@ -31,8 +31,8 @@ class Pbt final : public Tuner {
  public:
   explicit Pbt(const TunerArgs& args) : Tuner(args) {
     read_tuner_params(args, param_specs(), [this](ParamReader& p) {
-      population_ = static_cast<int>(p.integer_at_least("population", 2));
-      interval_ = static_cast<int>(p.integer_at_least("perturbation_interval", 1));
+      population_ = read_count(p, "population", 2);
+      interval_ = p.integer_in<int>("perturbation_interval", 1, kMaxTunerEpochs);
       max_epochs_ = read_max_epochs(p);
       quantile_ = p.number_in("quantile_fraction", 0.0, 0.5, Ends::OpenLow);
       resample_ = p.number_in("resample_probability", 0.0, 1.0);
@@ -96,6 +96,13 @@ class Pbt final : public Tuner {
     live_.emplace(copy, at);
     out.groups.push_back(make_group({TrialWork{copy, config(copy), at, max_epochs_, donor}}));
     return out;
+  }
+
+  /// A failed trial leaves the population (Ray's PopulationBasedTraining.on_trial_remove
+  /// drops its state): it is never ranked nor exploited again.
+  TunerResponse on_failure(TrialId t) override {
+    live_.erase(t);
+    return {};
   }
 
   [[nodiscard]] bool finished() const override { return live_.empty(); }

@@ -31,7 +31,7 @@ class SuccessiveHalving final : public BandTuner {
   static BandOptions options(const TunerArgs& args) {
     return read_tuner_params(args, param_specs(), [](ParamReader& p) {
       BandOptions o;
-      const auto n = static_cast<int>(p.integer_at_least("num_samples", 1));
+      const int n = read_count(p, "num_samples", 1);
       o.eta = read_eta(p);
       const EpochRange epochs = read_epoch_range(p);
       o.max_epochs = epochs.max_epochs;

@@ -33,6 +33,21 @@ auto read_tuner_params(const TunerArgs& args, const ParamSpecs& specs, Read&& re
   }
 }
 
+/// The bounds of a tuner's integer parameters, so that each is checked as written before it
+/// becomes an int and the tuners' sums and products stay far from overflowing [D]:
+/// - counts of trials (num_samples, population, max_concurrent, points_per_dim, rounds) are at
+///   most 100000, the bound of a tuning job's max_trials (tuning_config.cpp): a tuner cannot
+///   run more trials than the job has slots;
+/// - epochs (min_epochs, max_epochs, perturbation_interval) and eta are at most 10^6 (Fluid's
+///   scripts use max_t 1000, dossier §2.8; eta 3).
+inline constexpr std::int64_t kMaxTunerCount = 100000;
+inline constexpr std::int64_t kMaxTunerEpochs = 1000000;
+
+/// A trial count in [min, kMaxTunerCount].
+inline int read_count(ParamReader& p, const std::string& name, std::int64_t min) {
+  return p.integer_in<int>(name, min, kMaxTunerCount);
+}
+
 /// The declaration of eta, read by read_eta: 3, the value of every Fluid experiment [C,
 /// dossier §2.8].
 inline ParamSpec eta_param(std::string help) {
@@ -49,9 +64,9 @@ inline ParamSpec max_epochs_param(std::int64_t fallback, std::string help) {
   return param::integer("max_epochs", fallback, std::move(help));
 }
 
-/// eta, the reduction factor of successive halving: >= 2.
+/// eta, the reduction factor of successive halving: in [2, kMaxTunerEpochs].
 inline int read_eta(ParamReader& p) {
-  return static_cast<int>(p.integer_at_least("eta", 2));
+  return p.integer_in<int>("eta", 2, kMaxTunerEpochs);
 }
 
 /// The budgets of a rung-based tuner, epochs: r_min (rung 0) and R (the top rung).
@@ -60,19 +75,19 @@ struct EpochRange {
   int max_epochs = 1;
 };
 
-/// min_epochs and max_epochs, with 1 <= min_epochs <= max_epochs.
+/// min_epochs and max_epochs, with 1 <= min_epochs <= max_epochs <= kMaxTunerEpochs.
 inline EpochRange read_epoch_range(ParamReader& p) {
-  const EpochRange e{static_cast<int>(p.integer("min_epochs")),
-                     static_cast<int>(p.integer("max_epochs"))};
-  if (e.min_epochs < 1 || e.max_epochs < e.min_epochs) {
+  const EpochRange e{p.integer_in<int>("min_epochs", 1, kMaxTunerEpochs),
+                     p.integer_in<int>("max_epochs", 1, kMaxTunerEpochs)};
+  if (e.max_epochs < e.min_epochs) {
     p.fail("max_epochs", "needs 1 <= min_epochs <= max_epochs");
   }
   return e;
 }
 
-/// max_epochs of a tuner whose trials all run one budget: >= 1.
+/// max_epochs of a tuner whose trials all run one budget: in [1, kMaxTunerEpochs].
 inline int read_max_epochs(ParamReader& p) {
-  return static_cast<int>(p.integer_at_least("max_epochs", 1));
+  return p.integer_in<int>("max_epochs", 1, kMaxTunerEpochs);
 }
 
 }  // namespace gpumux::tuners

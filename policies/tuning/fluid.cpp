@@ -81,12 +81,8 @@ const ParamSpecs& FluidExecutor::param_specs() {
 
 void FluidExecutor::read_knobs(ParamReader& p) {
   set_depth(read_depth(p));
-  const std::int64_t c = p.integer("c");
-  const std::int64_t d = p.integer("d");
-  if (c < 1 || c > 16) p.fail("c", "must be in [1, 16]");
-  if (d < 1 || d > 64) p.fail("d", "must be in [1, 64]");
-  c_ = static_cast<std::uint32_t>(c);
-  d_ = static_cast<std::uint32_t>(d);
+  c_ = p.integer_in<std::uint32_t>("c", 1, 16);
+  d_ = p.integer_in<std::uint32_t>("d", 1, 64);
   model_d_ = p.flag("model_d");
 }
 
@@ -398,9 +394,15 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     s.job = job;
     g.whole = !packed;
     // Back from several GPUs (paused, now placed on one): its single replica is this slot.
-    if (ctx.job(job).width() > 1) ctx.set_replicas(job, std::span<const StreamId>(&s.s.compute, 1));
-    load_whole(ctx, job, s.s.copy);
-    keep(ctx, job);  // the executor's own dispatch rule (Stage 0 dispatches one op at a time)
+    const StreamId copy = s.s.copy, compute = s.s.compute;  // `s` is freed if it fails
+    if (!run_or_fail(ctx, job, [&] {
+          if (ctx.job(job).width() > 1)
+            ctx.set_replicas(job, std::span<const StreamId>(&compute, 1));
+          load_whole(ctx, job, copy);
+          keep(ctx, job);  // the executor's own dispatch rule (Stage 0: one op at a time)
+        })) {
+      advance(ctx);  // a failed trial's slot is free again
+    }
     return;
   }
 }
@@ -433,10 +435,15 @@ void FluidExecutor::occupy_whole(Context& ctx, const std::vector<std::size_t>& g
   } else {
     replica_devices_.erase(job);
   }
-  if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) ctx.set_replicas(job, streams);
-  // Each replica holds the whole state (weights + optimizer state), loaded over its own link.
-  for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
-  keep(ctx, job);
+  const bool placed = run_or_fail(ctx, job, [&] {
+    if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) {
+      ctx.set_replicas(job, streams);
+    }
+    // Each replica holds the whole state (weights + optimizer state), loaded over its link.
+    for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});
+    keep(ctx, job);
+  });
+  if (!placed) advance(ctx);  // its GPUs are free again
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/job_runner.hpp"
+#include "gpumux/errors.hpp"
 
 namespace gpumux::policies {
 
@@ -13,11 +14,11 @@ void TrialExecutor::on_job_arrival(Context& ctx, JobId job) {
 }
 
 void TrialExecutor::on_request_arrival(Context& ctx, JobId job, RequestId /*request*/) {
-  keep(ctx, job);
+  keep_or_fail(ctx, job);
 }
 
 void TrialExecutor::on_op_complete(Context& ctx, const OpRecord& r) {
-  keep(ctx, r.job);
+  keep_or_fail(ctx, r.job);
 }
 
 void TrialExecutor::on_iteration_end(Context& ctx, JobId job) {
@@ -40,7 +41,7 @@ void TrialExecutor::on_job_finish(Context& ctx, JobId job) {
 
 void TrialExecutor::on_job_resumed(Context& ctx, JobId job) {
   if (home_of(job)) {
-    keep(ctx, job);  // promoted before it left its GPU
+    keep_or_fail(ctx, job);  // promoted before it left its GPU
     return;
   }
   waiting_.push_back(job);
@@ -49,6 +50,22 @@ void TrialExecutor::on_job_resumed(Context& ctx, JobId job) {
 
 void TrialExecutor::keep(Context& ctx, JobId job) {
   if (const std::optional<Home> home = home_of(job)) keep_busy(ctx, job, home->compute, depth_);
+}
+
+bool TrialExecutor::run_or_fail(Context& ctx, JobId job, const std::function<void()>& place) {
+  try {
+    place();
+    return true;
+  } catch (const OutOfMemory& e) {
+    if (!ctx.job(job).trial()) throw;
+    release(job);
+    ctx.reject(job, std::string("the trial does not fit: ") + e.what());
+    return false;
+  }
+}
+
+void TrialExecutor::keep_or_fail(Context& ctx, JobId job) {
+  if (!run_or_fail(ctx, job, [&] { keep(ctx, job); })) advance(ctx);
 }
 
 }  // namespace gpumux::policies

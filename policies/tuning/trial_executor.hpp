@@ -5,6 +5,11 @@
 // stopped job frees its place; a resumed trial keeps its place if it never left, else waits
 // again. After every freeing or waiting change the executor's advance() places jobs.
 //
+// A trial that does not fit (a load or dispatch of it runs out of device memory) has failed,
+// as a trial that errors in Ray Tune: its place is released and it is rejected with the
+// allocation's message, which tells its tuner (TuningDriver), and the run goes on. Memory a
+// command could not get changes nothing (D21), so nothing is left half placed.
+//
 // What a derived executor supplies is its placement rule only: where a job runs (home_of),
 // forgetting a place (release) and placing waiting jobs (advance). Optional hooks: keep (how a
 // placed job's work is dispatched) and on_running_iteration_end (a running trial at an
@@ -16,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 
@@ -55,6 +61,14 @@ class TrialExecutor : public Policy {
   virtual void keep(Context& ctx, JobId job);
   /// A placed, unpaused trial ended an iteration. Default: nothing.
   virtual void on_running_iteration_end(Context& /*ctx*/, JobId /*job*/) {}
+
+  /// Runs `place` (the commands that place or feed `job`: loads, replicas, dispatches). When
+  /// they run out of device memory and `job` is a trial, the trial fails: release(job), then
+  /// Context::reject with the allocation's message; returns false. An ordinary job's
+  /// OutOfMemory propagates (the run fails, as for any policy).
+  bool run_or_fail(Context& ctx, JobId job, const std::function<void()>& place);
+  /// keep(job) under run_or_fail; a failure frees a place, so advance() runs.
+  void keep_or_fail(Context& ctx, JobId job);
 
   [[nodiscard]] std::size_t depth() const noexcept { return depth_; }
   /// For executors that read `depth` among other params after construction.

@@ -57,14 +57,19 @@ class TrialPerGpu final : public TrialExecutor {
   void release(JobId job) override {
     if (Gpu* g = gpu_of(job)) g->running.reset();
   }
-  /// Starts waiting jobs on idle GPUs, in GPU order.
+  /// Starts waiting jobs on idle GPUs, in GPU order. A trial that does not fit the empty GPU
+  /// fails (run_or_fail frees the GPU), and the next waiting job gets it.
   void advance(Context& ctx) override {
     for (Gpu& g : gpus_) {
-      if (g.running) continue;
-      g.running = pop_next_active(ctx, waiting_);
-      if (!g.running) return;
-      load_whole(ctx, *g.running, g.s.copy);
-      keep_busy(ctx, *g.running, g.s.compute, depth());
+      while (!g.running) {
+        g.running = pop_next_active(ctx, waiting_);
+        if (!g.running) return;
+        const JobId job = *g.running;
+        run_or_fail(ctx, job, [&] {
+          load_whole(ctx, job, g.s.copy);
+          keep_busy(ctx, job, g.s.compute, depth());
+        });
+      }
     }
   }
 

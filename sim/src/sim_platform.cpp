@@ -1,8 +1,8 @@
 #include "gpumux/sim/sim_platform.hpp"
 
-#include <limits>
 #include <stdexcept>
 
+#include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 
 namespace gpumux {
@@ -11,7 +11,7 @@ SimPlatform::SimPlatform(const PlatformSetup& setup) {
   if (!setup.params.is_null()) {
     JsonReader(setup.params, setup.config_file, "platform_params").finish();
   }
-  if (setup.profiles.size() > std::numeric_limits<std::uint16_t>::max()) {
+  if (setup.profiles.size() > kMaxDevices) {
     throw std::invalid_argument("platform sim: too many devices");
   }
   devices_.reserve(setup.profiles.size());

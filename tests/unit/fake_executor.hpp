@@ -1,7 +1,9 @@
 // A tiny executor for tuner tests: runs every handed-over trial at once (unlimited workers),
 // each epoch taking `epoch_s` seconds, and reports the metric `curve(trial, config, epoch)`.
 // Reports due at the same time are delivered in trial-id order. Records every report with the
-// tuner's response, the groups, and the largest number of trials running at once.
+// tuner's response, the groups, and the largest number of trials running at once. A trial in
+// `failing` fails whenever it is handed over (Tuner::fail, as an executor that cannot place
+// it); `failures` lists them in order.
 #pragma once
 
 #include <functional>
@@ -54,6 +56,8 @@ class FakeExecutor {
   std::vector<Entry> log;
   std::vector<TrialGroup> groups;
   std::size_t max_running = 0;
+  std::set<TrialId> failing;
+  std::vector<TrialId> failures;
 
  private:
   void schedule(TrialId t, int epoch) {
@@ -65,7 +69,17 @@ class FakeExecutor {
     groups.push_back(g);
     for (const TrialWork& w : g.trials) {
       paused_.erase(w.trial);
-      schedule(w.trial, w.start_epoch + 1);
+      if (failing.count(w.trial) == 0) {
+        schedule(w.trial, w.start_epoch + 1);
+        continue;
+      }
+      failures.push_back(w.trial);
+      const TunerResponse resp = tuner_.fail(w.trial);
+      for (const TrialId t : resp.stopped) {
+        if (paused_.erase(t) == 0) throw std::logic_error("stopped a trial that is not paused");
+      }
+      for (const TrialGroup& more : resp.groups) launch(more);
+      if (resp.stop_all) over_ = true;
     }
   }
 

@@ -223,7 +223,8 @@ TEST_CASE("Model and profile numbers have physical bounds", "[hardening]") {
   model = fx::model_json("m");
   model["layers"][2]["weight_bytes"] = 1ull << 41;
   CHECK_THAT(fx::trace_error(model, "m.json", [](const auto& p) { return gpumux::load_model(p); }),
-             Equals("layers[2].weight_bytes: out of range: 2199023255552"));
+             Equals("layers[2].weight_bytes: must be an integer in [0, 1099511627776], got "
+                    "2199023255552"));
 
   auto load = [](const auto& p) { return gpumux::load_device_profile(p); };
   auto profile = fx::profile_json("p");

@@ -172,9 +172,9 @@ TEST_CASE("ParamReader's range readers name the key and the range", "[schema]") 
           CHECK(p.number_in("f", 0.0, 1.0, gpumux::Ends::OpenLow) == 1.0);
         }) == "no error");
   CHECK_THAT(error(R"({"n": 0})", [](gpumux::ParamReader& p) { (void)p.integer_in("n", 1, 4); }),
-             Equals("cfg.json: policy.params.n: must be in [1, 4]"));
+             Equals("cfg.json: policy.params.n: must be an integer in [1, 4], got 0"));
   CHECK_THAT(error(R"({"n": 1})", [](gpumux::ParamReader& p) { (void)p.integer_at_least("n", 2); }),
-             Equals("cfg.json: policy.params.n: must be >= 2"));
+             Equals("cfg.json: policy.params.n: must be an integer >= 2, got 1"));
   CHECK_THAT(error(R"({"f": 0})",
                    [](gpumux::ParamReader& p) {
                      (void)p.number_in("f", 0.0, 0.5, gpumux::Ends::OpenLow);
@@ -216,5 +216,6 @@ TEST_CASE("jobs and services read their shared fields by one rule", "[schema]") 
   const json bad = json::parse(R"({"name": "s", "model": "resnet50", "batch": 0})");
   JsonReader rb(bad, "cfg.json", "workload.services[1]");
   CHECK_THAT(config_error([&] { gpumux::read_job_fields(rb, spec, false); }),
-             Contains("cfg.json: workload.services[1].batch: must be an integer in [1, 2^20]"));
+             Contains("cfg.json: workload.services[1].batch: must be an integer in [1, 1048576], "
+                      "got 0"));
 }

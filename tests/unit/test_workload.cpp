@@ -169,7 +169,8 @@ TEST_CASE("parse_job prefixes config key paths", "[workload]") {
   auto j = nlohmann::json::parse(kTrain);
   j["batch"] = 0;
   CHECK_THROWS_WITH(gpumux::parse_job(j, "cfg.json", "workload.jobs[2]", ""),
-                    Equals("cfg.json: workload.jobs[2].batch: must be an integer in [1, 2^20]"));
+                    Equals("cfg.json: workload.jobs[2].batch: must be an integer in [1, 1048576], "
+                           "got 0"));
   CHECK_THROWS_AS(gpumux::parse_job(j, "cfg.json", "workload.jobs[2]", ""), gpumux::TraceError);
   j["batch"] = 2;
   j["optimizer"] = "adam";

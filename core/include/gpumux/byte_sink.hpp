@@ -80,7 +80,8 @@ class OutBuf {
   /// \b \t \n \f \r " and backslash, \u00xx for other control bytes, the rest as is),
   /// without the quotes, so a string can be written in pieces. Both writers use it.
   void put_json_chars(std::string_view s);
-  /// `v` formatted as std::to_chars's shortest round-trip form (events.jsonl's "value").
+  /// `v` formatted as std::to_chars's shortest round-trip form (events.jsonl's "value"); `null`
+  /// when `v` is NaN or infinite (JSON has neither).
   void put_shortest(double v);
   /// `v` formatted exactly as nlohmann::json::dump formats a double ("1000.0", "1.5e-05",
   /// "null" for NaN and infinities): trace.json stays byte-identical to the JSON tree's output.

@@ -135,6 +135,8 @@ inline constexpr std::array<EventLayout, kEventKindCount> kEventLayouts = [] {
                  d::b("trial"),
                  {Slot::Value, "value", "metric"},
                  d::label("decision")}),
+      d::layout(K::TrialFailed, "trial_failed",
+                {d::job, d::a("trial"), d::b("epochs_done"), d::label("reason")}),
       d::layout(K::TuningEnd, "tuning_end",
                 {d::a("tuning"), d::b("target_reached"), d::label("tuning_name")}),
       d::layout(K::JobResize, "job_resize",
@@ -202,6 +204,7 @@ GPUMUX_EVENT_INT(free_bytes, std::int64_t, Free, "bytes")
 GPUMUX_EVENT_INT(context_start_cost_ns, DurationNs, ContextCreate, "start_cost_ns")
 GPUMUX_EVENT_INT(trial_epoch_of, int, TrialEpoch, "epoch")
 GPUMUX_EVENT_INT(trial_id_of, std::int64_t, TrialEpoch, "trial")
+GPUMUX_EVENT_INT(failed_trial_of, std::int64_t, TrialFailed, "trial")
 GPUMUX_EVENT_INT(tuning_index_of, std::size_t, TuningEnd, "tuning")
 GPUMUX_EVENT_INT(tuning_target_reached, bool, TuningEnd, "target_reached")
 GPUMUX_EVENT_INT(resize_rollback_iterations, std::uint64_t, JobResize, "rollback_iterations")

@@ -43,6 +43,7 @@ enum class EventKind : std::uint8_t {
   PolicyMetric,    ///< a policy records a sample
   DeviceNote,      ///< a device reports something (DeviceNoteKind)
   TrialEpoch,      ///< a tuning trial finished an epoch: its metric and the tuner's decision
+  TrialFailed,     ///< a tuning trial could not run (it was rejected, e.g. out of memory)
   TuningEnd,       ///< a tuning job is over (its target reached or its budget spent)
   JobResize,       ///< a training job is resized: stopped, rolled back, restarted (Context)
   RunEnd           ///< the run ends

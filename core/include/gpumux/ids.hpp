@@ -1,6 +1,7 @@
 // Strong identifiers: an enum class per kind so a job id can never be passed as a stream id.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -10,6 +11,8 @@ enum class JobId : std::uint32_t {};
 enum class RequestId : std::uint64_t {};  ///< global index of an inference request
 enum class OpId : std::uint64_t {};
 enum class DeviceId : std::uint16_t {};
+/// The most devices a run may have: every DeviceId value, 0 to 65535.
+inline constexpr std::size_t kMaxDevices = std::size_t{1} << 16;
 enum class ContextId : std::uint32_t {
 };  ///< an execution context (a CUDA context / worker process)
 enum class StreamId : std::uint32_t {};

@@ -6,13 +6,16 @@
 // Thread rules: the functions share no state; a JsonReader belongs to one thread.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +42,21 @@ inline constexpr double kMaxDurationUnits = 1e9;
 /// Whether a duration may be zero.
 enum class Sign : std::uint8_t { NonNegative, Positive };
 
+/// Throws std::logic_error unless min <= max and both fit T (an integer_in call whose range
+/// would itself wrap when narrowed).
+template <std::integral T>
+void check_integer_range(std::int64_t min, std::int64_t max) {
+  if (min > max || !std::in_range<T>(min) || !std::in_range<T>(max)) {
+    throw std::logic_error("integer_in: the range [" + std::to_string(min) + ", " +
+                           std::to_string(max) + "] does not fit the target type");
+  }
+}
+
+/// "must be an integer in [min, max], got <value>": the one wording of a range error ("must be
+/// an integer >= min, got <value>" when max is the largest int64).
+[[nodiscard]] std::string integer_range_problem(std::int64_t min, std::int64_t max,
+                                                const std::string& got);
+
 class JsonReader {
  public:
   /// `path` is the key path of `object` itself ("" for the document root).
@@ -56,6 +74,25 @@ class JsonReader {
   [[nodiscard]] std::int64_t required_int(const std::string& key);
   [[nodiscard]] std::int64_t int_or(const std::string& key, std::int64_t fallback);
   [[nodiscard]] bool bool_or(const std::string& key, bool fallback);
+
+  /// An integer in [min, max] as a T: the value is checked as written (up to 64 bits) before
+  /// it is narrowed, so 2^32 is refused rather than read as 0. Error, naming the file and key:
+  /// "must be an integer in [1, 1048576], got 4294967296". [min, max] must lie within T (a
+  /// programming error otherwise: std::logic_error).
+  template <std::integral T>
+  [[nodiscard]] T integer_in(const std::string& key, std::int64_t min, std::int64_t max) {
+    check_integer_range<T>(min, max);
+    return static_cast<T>(required_int_in(key, min, max));
+  }
+  /// As integer_in; `fallback` when the key is absent.
+  template <std::integral T>
+  [[nodiscard]] T integer_in_or(const std::string& key, T fallback, std::int64_t min,
+                                std::int64_t max) {
+    return has(key) ? integer_in<T>(key, min, max) : fallback;
+  }
+  /// The 64-bit reading behind integer_in: the value in [min, max], else the error above.
+  [[nodiscard]] std::int64_t required_int_in(const std::string& key, std::int64_t min,
+                                             std::int64_t max);
   /// Raw access to a sub-value (marks it read); throws if missing.
   [[nodiscard]] const nlohmann::json& required(const std::string& key);
   [[nodiscard]] const nlohmann::json* optional(const std::string& key);

@@ -7,10 +7,13 @@
 // thread.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -109,11 +112,23 @@ class ParamReader {
     return reader_.choice_or(name, names, *fallback);
   }
 
-  /// An Int that must be >= `min`, else ConfigError "<key>: must be >= 2".
-  [[nodiscard]] std::int64_t integer_at_least(const std::string& name, std::int64_t min);
-  /// An Int in [min, max], else ConfigError "<key>: must be in [1, 65536]".
-  [[nodiscard]] std::int64_t integer_in(const std::string& name, std::int64_t min,
-                                        std::int64_t max);
+  /// An Int in [min, max] as a T, checked as written before it is narrowed (JsonReader::
+  /// integer_in), else ConfigError "<key>: must be an integer in [1, 65536], got 0". The
+  /// declared default must lie in the range too.
+  template <std::integral T = std::int64_t>
+  [[nodiscard]] T integer_in(const std::string& name, std::int64_t min, std::int64_t max) {
+    check_integer_range<T>(min, max);
+    return static_cast<T>(integer_in_range(name, min, max));
+  }
+  /// An Int >= `min` that fits T: integer_in over [min, the largest T].
+  template <std::integral T = std::int64_t>
+  [[nodiscard]] T integer_at_least(const std::string& name, std::int64_t min) {
+    constexpr auto kTop = std::numeric_limits<T>::max();
+    constexpr std::int64_t kMax = std::in_range<std::int64_t>(kTop)
+                                      ? static_cast<std::int64_t>(kTop)
+                                      : std::numeric_limits<std::int64_t>::max();
+    return integer_in<T>(name, min, kMax);
+  }
   /// A Number in the range from `low` to `high` whose ends `ends` says, else ConfigError
   /// "<key>: must be in (0, 1]".
   [[nodiscard]] double number_in(const std::string& name, double low, double high,
@@ -130,6 +145,8 @@ class ParamReader {
 
  private:
   const ParamSpec& spec(const std::string& name, ParamType type) const;
+  [[nodiscard]] std::int64_t integer_in_range(const std::string& name, std::int64_t min,
+                                              std::int64_t max);
 
   JsonReader reader_;
   const nlohmann::json& params_;

@@ -33,8 +33,15 @@ class SearchSpace {
   explicit SearchSpace(std::vector<SearchDim> dims);
 
   /// {"lr": {"loguniform": [1e-3, 1]}, "layers": {"int": [2, 4]}, "m": {"uniform": [0, 1]},
-  /// "cell": {"choice": ["LSTM", "GRU"]}}; throws ConfigError naming `file` on bad input.
-  static SearchSpace from_json(const nlohmann::json& j, const std::string& file);
+  /// "cell": {"choice": ["LSTM", "GRU"]}}; throws ConfigError naming `file` and the key under
+  /// `path` on bad input. Ranges are bounded so that every drawn value, grid point and unit
+  /// coordinate is finite: a uniform range's width hi - lo and a log-uniform range's ratio
+  /// hi / lo must be finite numbers, and an int range's bounds whole numbers of magnitude at
+  /// most 2^53 (exact in a double and in an int64).
+  static SearchSpace from_json(const nlohmann::json& j, const std::string& file,
+                               const std::string& path = "search_space");
+  /// How many points grid(points_per_dim) has (saturating at the largest uint64).
+  [[nodiscard]] std::uint64_t grid_size(int points_per_dim) const;
 
   [[nodiscard]] const std::vector<SearchDim>& dims() const noexcept { return dims_; }
 

@@ -58,8 +58,9 @@ inline constexpr std::array<std::pair<JobOutcome, std::string_view>, 6> kJobOutc
 /// when summary.json or summary.csv gain, lose or change a value.
 // 3: finish, late and drop rates, latency CDF (D38); 4: tuning jobs ("tuning", "stopped");
 // 5: training.samples_per_s renamed samples_per_s_over_run, summary.csv quoted (RFC 4180) with
-// identity columns and fixed numbers, its ALL row moved to summary_run.csv (docs/outputs.md)
-inline constexpr int kSummaryFormat = 5;
+// identity columns and fixed numbers, its ALL row moved to summary_run.csv (docs/outputs.md);
+// 6: tuning[].trials_failed, and "non_finite" when a number could not be written
+inline constexpr int kSummaryFormat = 6;
 
 namespace summary_detail {
 struct State;

@@ -13,6 +13,8 @@
 //     TunerResponse r = tuner.report({t, e, m});
 //     apply r.decision to t; run r.groups; stop r.stopped (paused trials that lost);
 //     if r.stop_all or tuner.done(): stop everything (tuning is over).
+//   for every running trial t that cannot run (out of memory, refused by the executor):
+//     TunerResponse r = tuner.fail(t);   // then as for a report, less r.decision
 // A TrialWork says "run trial `trial` with `config` from its checkpoint at `start_epoch`
 // (0: from scratch; or from trial `restore_from`'s checkpoint at that epoch, PBT's exploit) up
 // to epoch `budget_epochs`". Epochs are 1-based; a report for epoch e means e epochs are done.
@@ -104,6 +106,18 @@ class Tuner {
   /// One report per finished epoch of a running trial. Throws Error on a report for a trial
   /// that is not running or an epoch that is not the next one.
   TunerResponse report(const TrialReport& r);
+  /// Running trial t failed: it cannot run (its executor ran out of memory placing it, or
+  /// refused it). The tuner goes on without it, as Ray Tune's schedulers on a trial error
+  /// (ray-project/ray, python/ray/tune/schedulers: FIFOScheduler.on_trial_error does nothing,
+  /// HyperBandScheduler.on_trial_error removes the trial from its bracket): it is never
+  /// reported, ranked or promoted again. The response's decision is meaningless (the trial is
+  /// over); its groups and stopped trials are applied as a report's. Throws Error for a trial
+  /// that is not running.
+  TunerResponse fail(TrialId t);
+  /// Whether trial t has work handed over and not yet answered with Pause or Stop.
+  [[nodiscard]] bool running(TrialId t) const { return running_budget_.at(index(t)) > 0; }
+  /// Trials that failed so far.
+  [[nodiscard]] std::size_t failed_trials() const noexcept { return failed_; }
   /// No trial will run any more (all finished, or the target was reached).
   [[nodiscard]] bool done() const { return target_reached_ || finished(); }
   [[nodiscard]] bool target_reached() const noexcept { return target_reached_; }
@@ -118,6 +132,9 @@ class Tuner {
  protected:
   explicit Tuner(const TunerArgs& args);
   virtual TunerResponse on_report(const TrialReport& r) = 0;
+  /// The algorithm's answer to running trial t's failure (Tuner::fail); t no longer counts
+  /// as running when this is called.
+  virtual TunerResponse on_failure(TrialId t) = 0;
   [[nodiscard]] virtual bool finished() const = 0;
 
   /// True when metric a is strictly better than b in this tuner's mode.
@@ -151,6 +168,7 @@ class Tuner {
   std::vector<int> last_epoch_;
   std::vector<double> last_metric_;
   std::vector<int> running_budget_;  ///< 0 when not running
+  std::size_t failed_ = 0;
 };
 
 using TunerRegistry = Registry<Tuner, const TunerArgs&>;

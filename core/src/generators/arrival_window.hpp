@@ -62,11 +62,7 @@ struct ArrivalWindow {
     if (r.has("duration_s"))
       w.duration_ns = r.required_duration("duration_s", TimeUnit::Seconds, Sign::Positive);
     if (r.has("count")) {
-      const std::int64_t c = r.required_int("count");
-      if (c < 1 || static_cast<std::uint64_t>(c) > kMaxArrivals) {
-        r.fail("count", "must be in [1, " + std::to_string(kMaxArrivals) + "]");
-      }
-      w.count = static_cast<std::uint64_t>(c);
+      w.count = r.integer_in<std::uint64_t>("count", 1, static_cast<std::int64_t>(kMaxArrivals));
     }
     if (!w.duration_ns && !w.count) r.fail("", "needs duration_s or count (or both)");
     return w;
