@@ -18,7 +18,7 @@ shift || true
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build="$repo/build-fuzz"
-all=(config set jobs arrivals model profile sweep trace_import)
+all=(config set jobs arrivals model profile sweep trace_import import_roundtrip)
 harnesses=("$@")
 [[ ${#harnesses[@]} -gt 0 ]] || harnesses=("${all[@]}")
 
