@@ -112,24 +112,31 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
-// "YYYY-MM-DD[T ]hh:mm:ss[.f{1,9}][Z]" as ns since the Unix epoch, UTC.
-std::optional<std::int64_t> parse_datetime_ns(std::string_view s) {
+// Days in month `m` (1-12) of Gregorian year `y`.
+unsigned days_in_month(unsigned y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+// "YYYY-MM-DD[T ]hh:mm:ss[.f{1,9}][Z]" as ns since the Unix epoch, UTC. Each field is checked
+// in its own range, with no timegm-style normalisation (2023-02-30 is not 2 March); when the
+// fields are well formed but name no instant, `*impossible` is set.
+std::optional<std::int64_t> parse_datetime_ns(std::string_view s, bool* impossible) {
   if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
       s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
-  auto num = [&](std::size_t at, std::size_t n, unsigned lo,
-                 unsigned hi) -> std::optional<unsigned> {
+  auto num = [&](std::size_t at, std::size_t n) -> std::optional<unsigned> {
     const std::string_view d = s.substr(at, n);
     if (!all_digits(d)) return std::nullopt;
     unsigned v = 0;
     std::from_chars(d.data(), d.data() + d.size(), v);
-    if (v < lo || v > hi) return std::nullopt;
     return v;
   };
-  const auto y = num(0, 4, 1, 9999), mo = num(5, 2, 1, 12), d = num(8, 2, 1, 31);
-  const auto h = num(11, 2, 0, 23), mi = num(14, 2, 0, 59), sec = num(17, 2, 0, 60);
+  const auto y = num(0, 4), mo = num(5, 2), d = num(8, 2);
+  const auto h = num(11, 2), mi = num(14, 2), sec = num(17, 2);
   if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
   std::int64_t frac = 0;
   if (s.size() > 19) {
@@ -137,9 +144,16 @@ std::optional<std::int64_t> parse_datetime_ns(std::string_view s) {
     if (s[19] != '.' || f.empty() || f.size() > 9 || !all_digits(f)) return std::nullopt;
     frac = fraction_scaled(f, 9);
   }
+  // No 24:00:00 and no leap second (23:59:60): Unix time, the count these become, has no
+  // place for a leap second.
+  if (*y < 1 || *mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 ||
+      *mi > 59 || *sec > 59) {
+    if (impossible != nullptr) *impossible = true;
+    return std::nullopt;
+  }
   const std::int64_t days = days_from_civil(*y, *mo, *d);
   const std::int64_t secs = days * 86400 + *h * 3600LL + *mi * 60LL + *sec;
-  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return std::nullopt;
+  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return std::nullopt;  // int64 ns
   return secs * 1'000'000'000LL + frac;
 }
 
@@ -188,7 +202,7 @@ std::string ns_text(std::int64_t ns) {
 std::optional<std::int64_t> parse_time_ns(std::string_view text, TimeUnit unit) {
   text = trim(text);
   if (text.empty()) return std::nullopt;
-  if (unit == TimeUnit::Datetime) return parse_datetime_ns(text);
+  if (unit == TimeUnit::Datetime) return parse_datetime_ns(text, nullptr);
   return parse_number_ns(text, unit);
 }
 
@@ -252,9 +266,12 @@ Result convert(const Table& table, const Options& o, const std::string& file) {
     }
     auto ns = parse_time_ns(*cell, o.unit);
     if (!ns) {
+      bool impossible = false;
+      if (o.unit == TimeUnit::Datetime) (void)parse_datetime_ns(trim(*cell), &impossible);
       throw TraceError(file, where_at,
                        "'" + printable(o.time_column) + "': expected " + unit_name(o.unit) +
-                           ", got '" + printable(*cell) + "'");
+                           ", got '" + printable(*cell) + "'" +
+                           (impossible ? " (no such date or time)" : ""));
     }
     if (o.gaps) {
       // Inter-arrival gaps: the arrival is the running sum, exact in integer ns.
