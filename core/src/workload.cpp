@@ -15,6 +15,8 @@
 #include "gpumux/input_file.hpp"
 #include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
+#include "gpumux/sha256.hpp"
+#include "gpumux/trace_sidecar.hpp"
 
 namespace gpumux {
 
@@ -344,8 +346,21 @@ std::vector<double> read_arrivals(CsvReader& reader, const std::string& name) {
 std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
   const std::string name = file.string();
   InputStream in(file, name, kMaxTraceBytes, InputKind::Trace);
+  // An import's .SOURCE records the digest of the CSV it describes (trace_sidecar.hpp).
+  const std::optional<std::string> recorded = import_sidecar_data_sha256(file);
+  Sha256 hash;
+  if (recorded) in.observe([&](std::string_view bytes) { hash.update(bytes); });
   CsvReader reader(in);
-  return read_arrivals(reader, name);
+  std::vector<double> out = read_arrivals(reader, name);
+  if (recorded && hash.hex() != *recorded) {
+    const std::string side = import_sidecar_of(file).string();
+    throw TraceError(name, "",
+                     "does not match " + side +
+                         ", which gpumux trace import wrote for other data (its data_sha256 "
+                         "differs): an import interrupted between writing the two, or the CSV "
+                         "changed since; import it again (the command is in the .SOURCE)");
+  }
+  return out;
 }
 
 std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::string& name) {

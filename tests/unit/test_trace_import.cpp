@@ -245,3 +245,15 @@ TEST_CASE("impossible dates and times are refused, not normalised", "[trace_impo
         "in: line 3: 'TIMESTAMP': expected a date and time (YYYY-MM-DD hh:mm:ss[.fffffffff]), "
         "got '2023-02-30 00:00:00' (no such date or time)");
 }
+
+TEST_CASE("JSONL whose lines keep adding keys is refused at a bounded column count",
+          "[trace_import]") {
+  // Each line a new key: before, every row held a cell per key seen so far (quadratic).
+  std::string text;
+  for (int k = 0; k <= 10000; ++k) {
+    text += "{\"t\": " + std::to_string(k) + ", \"k" + std::to_string(k) + "\": 1}\n";
+  }
+  CHECK(error_of(text, Format::Jsonl, time_in("t", TimeUnit::S)) ==
+        "in: line 10000: more than 10000 distinct keys (columns); a request trace has a fixed "
+        "set of fields");
+}
