@@ -153,10 +153,6 @@ std::string sidecar_text(const TraceImportArgs& a, const ti::Preset* preset, con
   return side.str();
 }
 
-}  // namespace
-
-namespace {
-
 int trace_import(const TraceImportArgs& a) {
   const ti::Preset* preset = nullptr;
   if (!a.preset.empty()) {
@@ -179,10 +175,8 @@ int trace_import(const TraceImportArgs& a) {
   if (a.no_extra) o.keep = std::vector<std::string>{};
   if (!a.keep.empty()) o.keep = split_commas(a.keep);
   for (const auto& r : a.rename) o.rename.push_back(split_assignment(r, "--rename"));
-  std::vector<std::pair<std::string, std::string>> where;
-  for (const auto& w : a.where) where.push_back(split_assignment(w, "--where"));
-
-  o.where = where;  // applied before any expansion of per-minute counts
+  // Applied to the source's rows, before any expansion of per-minute counts.
+  for (const auto& w : a.where) o.where.push_back(split_assignment(w, "--where"));
 
   const fs::path in(a.input);
   const fs::path out(a.out);
