@@ -7,39 +7,67 @@
 
 namespace gpumux {
 
-std::string read_input_file(const std::filesystem::path& path, const std::string& display_name,
-                            std::uint64_t max_bytes, InputKind kind) {
-  const std::string limit = std::to_string(max_bytes >> 20) + " MiB";
+namespace {
+
+std::string limit_text(std::uint64_t max_bytes) {
+  return std::to_string(max_bytes >> 20) + " MiB";
+}
+
+}  // namespace
+
+InputStream::InputStream(const std::filesystem::path& path, std::string display_name,
+                         std::uint64_t max_bytes, InputKind kind)
+    : name_(std::move(display_name)), max_bytes_(max_bytes), kind_(kind) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows symbolic links
   if (ec || !std::filesystem::exists(status)) {
     // One wording for every input (config, job file, arrivals, model, profile).
-    throw_input_error(kind, display_name, "", "no such file (cannot open it)");
+    throw_input_error(kind, name_, "", "no such file (cannot open it)");
   }
   // /dev/zero, FIFOs and directories: reading them never ends, blocks, or means nothing.
   if (!std::filesystem::is_regular_file(status)) {
-    throw_input_error(kind, display_name, "", "not a regular file");
+    throw_input_error(kind, name_, "", "not a regular file");
   }
   const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes) {
-    throw_input_error(kind, display_name, "", "larger than " + limit);
+  if (!ec && size > max_bytes)
+    throw_input_error(kind, name_, "", "larger than " + limit_text(max_bytes));
+  in_.open(path, std::ios::binary);
+  if (!in_) throw_input_error(kind, name_, "", "cannot open file (no permission to read it?)");
+}
+
+std::size_t InputStream::read(char* buffer, std::size_t size) {
+  if (!in_) return 0;
+  in_.read(buffer, static_cast<std::streamsize>(size));
+  const auto got = static_cast<std::size_t>(in_.gcount());
+  if (in_.bad()) throw_input_error(kind_, name_, "", "read error");
+  // The cap holds while the file is read: it may have grown since its size was taken.
+  if (position_ + got > max_bytes_)
+    throw_input_error(kind_, name_, "", "larger than " + limit_text(max_bytes_));
+  if (observe_ && position_ + got > seen_) {
+    const std::size_t skip = static_cast<std::size_t>(seen_ - position_);
+    observe_(std::string_view(buffer + skip, got - skip));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw_input_error(kind, display_name, "", "cannot open file (no permission to read it?)");
+  position_ += got;
+  seen_ = std::max(seen_, position_);
+  return got;
+}
+
+void InputStream::rewind() {
+  in_.clear();
+  in_.seekg(0);
+  if (!in_) throw_input_error(kind_, name_, "", "read error (cannot read it again)");
+  position_ = 0;
+}
+
+std::string read_input_file(const std::filesystem::path& path, const std::string& display_name,
+                            std::uint64_t max_bytes, InputKind kind) {
+  InputStream in(path, display_name, max_bytes, kind);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
   std::string text;
-  text.reserve(ec ? 0 : static_cast<std::size_t>(size));
-  // Read with a cap: the file may have grown since its size was taken.
+  text.reserve(ec ? 0 : static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)));
   char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (text.size() + got > max_bytes) {
-      throw_input_error(kind, display_name, "", "larger than " + limit);
-    }
-    text.append(buffer, got);
-  }
-  if (in.bad()) throw_input_error(kind, display_name, "", "read error");
+  while (const std::size_t got = in.read(buffer, sizeof buffer)) text.append(buffer, got);
   return text;
 }
 

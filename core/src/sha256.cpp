@@ -2,6 +2,7 @@
 // vectors in tests/unit/test_sha256.cpp.
 #include "gpumux/sha256.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -60,29 +61,49 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
 
 }  // namespace
 
-std::string sha256_hex(std::string_view bytes) {
-  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+void Sha256::update(std::string_view bytes) {
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  std::size_t full = bytes.size() / 64;
-  for (std::size_t i = 0; i < full; ++i) compress(h, data + 64 * i);
+  std::size_t n = bytes.size();
+  bytes_ += n;
+  if (block_used_ > 0) {
+    const std::size_t take = std::min(n, block_.size() - block_used_);
+    std::copy(data, data + take, block_.begin() + static_cast<std::ptrdiff_t>(block_used_));
+    block_used_ += take;
+    data += take;
+    n -= take;
+    if (block_used_ < block_.size()) return;
+    compress(h_, block_.data());
+    block_used_ = 0;
+  }
+  for (; n >= 64; data += 64, n -= 64) compress(h_, data);
+  std::copy(data, data + n, block_.begin());
+  block_used_ = n;
+}
+
+std::string Sha256::hex() {
   // Padding: 0x80, zeros, then the message length in bits as a big-endian 64-bit number.
   std::array<unsigned char, 128> tail{};
-  const std::size_t rest = bytes.size() % 64;
-  for (std::size_t i = 0; i < rest; ++i) tail[i] = data[64 * full + i];
-  tail[rest] = 0x80;
-  const std::size_t tail_len = rest < 56 ? 64 : 128;
-  const std::uint64_t bits = static_cast<std::uint64_t>(bytes.size()) * 8;
+  std::copy(block_.begin(), block_.begin() + static_cast<std::ptrdiff_t>(block_used_),
+            tail.begin());
+  tail[block_used_] = 0x80;
+  const std::size_t tail_len = block_used_ < 56 ? 64 : 128;
+  const std::uint64_t bits = bytes_ * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  compress(h, tail.data());
-  if (tail_len == 128) compress(h, tail.data() + 64);
+  compress(h_, tail.data());
+  if (tail_len == 128) compress(h_, tail.data() + 64);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(64);
-  for (std::uint32_t word : h) {
+  for (std::uint32_t word : h_) {
     for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xF];
   }
   return out;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  Sha256 h;
+  h.update(bytes);
+  return h.hex();
 }
 
 }  // namespace gpumux

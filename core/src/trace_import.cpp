@@ -1,42 +1,26 @@
-// Converting a request trace's rows to an arrival CSV (trace_import.hpp): time parsing in
-// integer nanoseconds, order check or sort, origin, rounding and the kept columns.
+// Converting a request trace's rows to an arrival CSV (trace_import.hpp), one row at a time:
+// the time in integer nanoseconds, the order check or the sort (arrival_sorter.hpp), origin,
+// rounding and the kept columns.
 #include "gpumux/trace_import.hpp"
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <map>
-#include <numeric>
+#include <new>
 
+#include "arrival_sorter.hpp"
+#include "gpumux/byte_sink.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
+#include "tail_store.hpp"
+#include "trace_rows.hpp"
+#include "trace_text.hpp"
 
 namespace gpumux::trace_import {
 namespace {
 
 // The replay reader's limit on arrival_s (workload.cpp kMaxSeconds): about 31 years.
 constexpr std::int64_t kMaxOutputNs = 1'000'000'000LL * 1'000'000'000LL;
-
-int unit_digits(TimeUnit u) {
-  switch (u) {
-    case TimeUnit::S:
-      return 9;
-    case TimeUnit::Ms:
-      return 6;
-    case TimeUnit::Us:
-      return 3;
-    case TimeUnit::Ns:
-    case TimeUnit::Datetime:
-      break;
-  }
-  return 0;
-}
-
-std::int64_t pow10(int k) {
-  std::int64_t p = 1;
-  for (int i = 0; i < k; ++i) p *= 10;
-  return p;
-}
 
 const char* unit_name(TimeUnit u) {
   switch (u) {
@@ -54,272 +38,315 @@ const char* unit_name(TimeUnit u) {
   return "a date and time (YYYY-MM-DD hh:mm:ss[.fffffffff])";
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// `digits` (0-9 only) as a fraction scaled to 10^k, rounded half up on the next digit.
-std::int64_t fraction_scaled(std::string_view digits, int k) {
-  std::int64_t v = 0;
-  for (int i = 0; i < k; ++i) {
-    v = v * 10 + (static_cast<std::size_t>(i) < digits.size() ? digits[i] - '0' : 0);
-  }
-  if (digits.size() > static_cast<std::size_t>(k) && digits[k] >= '5') ++v;
-  return v;
-}
-
-std::optional<std::int64_t> parse_number_ns(std::string_view s, TimeUnit unit) {
-  const int k = unit_digits(unit);
-  if (s.find_first_of("eE") != std::string_view::npos) {
-    double v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
-    const double ns = v * static_cast<double>(pow10(k));
-    if (!(std::fabs(ns) < 9.2e18)) return std::nullopt;
-    return static_cast<std::int64_t>(std::llround(ns));
-  }
-  bool negative = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  const auto dot = s.find('.');
-  const std::string_view whole = s.substr(0, dot);
-  const std::string_view frac =
-      dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
-  if (whole.empty() && frac.empty()) return std::nullopt;
-  if (!whole.empty() && !all_digits(whole)) return std::nullopt;
-  if (dot != std::string_view::npos && !frac.empty() && !all_digits(frac)) return std::nullopt;
-  std::int64_t w = 0;
-  if (!whole.empty()) {
-    auto [ptr, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), w);
-    if (ec != std::errc()) return std::nullopt;
-  }
-  std::int64_t ns = 0;
-  if (__builtin_mul_overflow(w, pow10(k), &ns)) return std::nullopt;
-  if (__builtin_add_overflow(ns, fraction_scaled(frac, k), &ns)) return std::nullopt;
-  return negative ? -ns : ns;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible
-// Low-Level Date Algorithms", days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-// "YYYY-MM-DD[T ]hh:mm:ss[.f{1,9}][Z]" as ns since the Unix epoch, UTC.
-std::optional<std::int64_t> parse_datetime_ns(std::string_view s) {
-  if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
-  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
-      s[13] != ':' || s[16] != ':') {
-    return std::nullopt;
-  }
-  auto num = [&](std::size_t at, std::size_t n, unsigned lo,
-                 unsigned hi) -> std::optional<unsigned> {
-    const std::string_view d = s.substr(at, n);
-    if (!all_digits(d)) return std::nullopt;
-    unsigned v = 0;
-    std::from_chars(d.data(), d.data() + d.size(), v);
-    if (v < lo || v > hi) return std::nullopt;
-    return v;
-  };
-  const auto y = num(0, 4, 1, 9999), mo = num(5, 2, 1, 12), d = num(8, 2, 1, 31);
-  const auto h = num(11, 2, 0, 23), mi = num(14, 2, 0, 59), sec = num(17, 2, 0, 60);
-  if (!y || !mo || !d || !h || !mi || !sec) return std::nullopt;
-  std::int64_t frac = 0;
-  if (s.size() > 19) {
-    const std::string_view f = s.substr(20);
-    if (s[19] != '.' || f.empty() || f.size() > 9 || !all_digits(f)) return std::nullopt;
-    frac = fraction_scaled(f, 9);
-  }
-  const std::int64_t days = days_from_civil(*y, *mo, *d);
-  const std::int64_t secs = days * 86400 + *h * 3600LL + *mi * 60LL + *sec;
-  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return std::nullopt;
-  return secs * 1'000'000'000LL + frac;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + printable(n);
-  return out;
-}
-
-std::size_t column_index(const Table& t, const std::string& name, const std::string& what,
-                         const std::string& file) {
-  const auto it = std::find(t.columns.begin(), t.columns.end(), name);
-  if (it == t.columns.end()) {
+std::size_t column_index(const std::vector<std::string>& columns, const std::string& name,
+                         const std::string& what, const std::string& file) {
+  const auto it = std::find(columns.begin(), columns.end(), name);
+  if (it == columns.end()) {
     throw TraceError(
         file, "line 1",
-        what + ": no column '" + printable(name) + "'; the columns are " + join(t.columns));
+        what + ": no column '" + printable(name) + "'; the columns are " + join_names(columns));
   }
-  return static_cast<std::size_t>(it - t.columns.begin());
+  return static_cast<std::size_t>(it - columns.begin());
 }
 
-// Seconds with `decimals` digits after the point from a non-negative ns count, half up.
-std::string seconds_text(std::int64_t ns, int decimals) {
-  const std::int64_t q = pow10(9 - decimals);
-  const std::int64_t v = ns / q + (ns % q >= (q + 1) / 2 && q > 1 ? 1 : 0);
-  const std::int64_t one = pow10(decimals);
-  std::string out = std::to_string(v / one);
-  if (decimals > 0) {
-    std::string frac = std::to_string(v % one);
-    out += '.' + std::string(static_cast<std::size_t>(decimals) - frac.size(), '0') + frac;
+// RFC 4180 quoting of one cell, appended (quotes only when it holds a comma, quote or break).
+void append_csv_cell(std::string& out, std::string_view value) {
+  if (value.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out.append(value);
+    return;
   }
-  return out;
+  out += '"';
+  for (const char c : value) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
 }
 
-std::string ns_text(std::int64_t ns) {
-  return (ns < 0 ? "-" : "") + seconds_text(ns < 0 ? -ns : ns, 9);
-}
+class StringSink final : public ByteSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  void write(const char* data, std::size_t n) override { out_.append(data, n); }
 
-}  // namespace
+ private:
+  std::string& out_;
+};
 
-std::optional<std::int64_t> parse_time_ns(std::string_view text, TimeUnit unit) {
-  text = trim(text);
-  if (text.empty()) return std::nullopt;
-  if (unit == TimeUnit::Datetime) return parse_datetime_ns(text);
-  return parse_number_ns(text, unit);
-}
+// The time, order and columns of each row, written at once (rows in order) or after the sort.
+class Converter {
+ public:
+  Converter(const std::vector<std::string>& columns, bool json_elements, const Options& o,
+            const std::string& file, ByteSink& out, const SortSpace& space);
+  void accept(const Table::Row& row);
+  Result finish(const std::string& no_rows);
 
-Result convert(const Table& table, const Options& o, const std::string& file) {
+ private:
+  std::int64_t row_time(const Table::Row& row);
+  void write_row(std::int64_t ns, std::string_view tail, std::size_t line);
+  const std::string& tail_of(const Table::Row& row);
+  std::uint64_t tail_ref(const Table::Row& row);
+  [[noreturn]] void beyond(std::int64_t ns, std::size_t line) const;
+  [[noreturn]] void negative(std::int64_t ns, std::size_t line) const;
+
+  const Options& o_;
+  const std::string& file_;
+  bool json_elements_;
+  std::size_t time_col_ = 0;
+  std::vector<std::size_t> kept_;
+  OutBuf out_;
+  std::optional<ArrivalSorter> sorter_;
+  std::optional<TailStore> tails_;
+  Result res_;
+  std::int64_t gap_sum_ = 0;   // with o.gaps: the arrival so far
+  bool any_ = false;           // a row was taken
+  std::int64_t previous_ = 0;  // the last row's time, and its text
+  std::string previous_text_;
+  std::int64_t base_ = 0;
+  struct Extreme {
+    std::int64_t ns = 0;
+    std::size_t line = 0;
+  } min_, max_;
+  std::string tail_, line_;
+  std::vector<std::optional<std::string>> last_kept_;  // the cells of the last tail stored
+  std::uint64_t last_ref_ = 0;
+  bool have_ref_ = false;
+};
+
+Converter::Converter(const std::vector<std::string>& columns, bool json_elements, const Options& o,
+                     const std::string& file, ByteSink& out, const SortSpace& space)
+    : o_(o), file_(file), json_elements_(json_elements), out_(out) {
   if (o.decimals < 0 || o.decimals > 9) {
     throw UsageError("--decimals: must be in [0, 9], got " + std::to_string(o.decimals));
   }
   if (o.time_column.empty()) {
     throw UsageError(file + ": name the time column (--time-column); the columns are " +
-                     join(table.columns));
+                     join_names(columns));
   }
-  const std::size_t time_col = column_index(table, o.time_column, "--time-column", file);
-  std::vector<std::size_t> kept;
+  time_col_ = column_index(columns, o.time_column, "--time-column", file);
   if (o.keep) {
-    for (const auto& name : *o.keep) kept.push_back(column_index(table, name, "--keep", file));
+    for (const auto& name : *o.keep) kept_.push_back(column_index(columns, name, "--keep", file));
   } else {
-    for (std::size_t i = 0; i < table.columns.size(); ++i) {
-      if (i != time_col) kept.push_back(i);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (i != time_col_) kept_.push_back(i);
     }
   }
   std::map<std::string, std::string> rename;
   for (const auto& [from, to] : o.rename) {
-    (void)column_index(table, from, "--rename", file);
+    (void)column_index(columns, from, "--rename", file);
     if (to.empty()) throw UsageError("--rename " + from + "=: the new name is empty");
     rename[from] = to;
   }
-  std::vector<std::string> header{"arrival_s"};
-  for (const std::size_t c : kept) {
-    const auto it = rename.find(table.columns[c]);
-    header.push_back(it == rename.end() ? table.columns[c] : it->second);
-    if (header.back() == "arrival_s") {
-      throw UsageError(file + ": kept column '" + table.columns[c] +
+  std::string header = "arrival_s";
+  for (const std::size_t c : kept_) {
+    const auto it = rename.find(columns[c]);
+    const std::string& name = it == rename.end() ? columns[c] : it->second;
+    if (name == "arrival_s") {
+      throw UsageError(file + ": kept column '" + columns[c] +
                        "' would be named arrival_s like the time; --rename it or leave it out");
     }
+    header += ',';
+    append_csv_cell(header, name);
   }
+  out_.put(header);
+  out_.put('\n');
+  if (o.sort) {
+    sorter_.emplace(space, file);
+    tails_.emplace(space, file);
+  }
+}
+
+std::int64_t Converter::row_time(const Table::Row& row) {
+  const auto& cell = row.cells[time_col_];
+  auto column = [&] { return "'" + printable(o_.time_column) + "'"; };
+  if (!cell || trim(*cell).empty()) {
+    throw TraceError(file_, place_of(json_elements_, row.line), column() + " is empty");
+  }
+  auto ns = parse_time_ns(*cell, o_.unit);
+  if (!ns) {
+    bool impossible = false;
+    if (o_.unit == TimeUnit::Datetime) (void)parse_datetime_ns(trim(*cell), &impossible);
+    throw TraceError(file_, place_of(json_elements_, row.line),
+                     column() + ": expected " + unit_name(o_.unit) + ", got '" + printable(*cell) +
+                         "'" + (impossible ? " (no such date or time)" : ""));
+  }
+  if (o_.gaps) {
+    // Inter-arrival gaps: the arrival is the running sum, exact in integer ns.
+    if (*ns < 0 || __builtin_add_overflow(gap_sum_, *ns, &gap_sum_)) {
+      throw TraceError(
+          file_, place_of(json_elements_, row.line),
+          column() + ": a gap must be >= 0 and the sum finite, got '" + printable(*cell) + "'");
+    }
+    ns = gap_sum_;
+  }
+  if (any_ && *ns < previous_) {
+    ++res_.out_of_order;
+    if (!o_.sort) {
+      throw TraceError(file_, place_of(json_elements_, row.line),
+                       column() + " goes backwards (" + printable(*cell) + " after " +
+                           printable(previous_text_) + "); pass --sort to sort the rows");
+    }
+  }
+  previous_ = *ns;
+  previous_text_.assign(*cell);
+  return *ns;
+}
+
+const std::string& Converter::tail_of(const Table::Row& row) {
+  tail_.clear();
+  for (const std::size_t c : kept_) {
+    tail_ += ',';
+    if (row.cells[c]) append_csv_cell(tail_, *row.cells[c]);
+  }
+  return tail_;
+}
+
+std::uint64_t Converter::tail_ref(const Table::Row& row) {
+  if (kept_.empty()) return 0;
+  // Consecutive rows with the same kept cells (one function's invocations) share one tail.
+  bool same = have_ref_;
+  for (std::size_t k = 0; same && k < kept_.size(); ++k)
+    same = last_kept_[k] == row.cells[kept_[k]];
+  if (same) return last_ref_;
+  last_kept_.resize(kept_.size());
+  for (std::size_t k = 0; k < kept_.size(); ++k) last_kept_[k] = row.cells[kept_[k]];
+  last_ref_ = tails_->add(tail_of(row));
+  have_ref_ = true;
+  return last_ref_;
+}
+
+void Converter::beyond(std::int64_t ns, std::size_t line) const {
+  throw TraceError(
+      file_, place_of(json_elements_, line),
+      "arrival at " + ns_text(ns) + " s is beyond the replay limit of 1e9 s" +
+          (o_.origin == Origin::Keep ? "; for absolute (epoch) times use --time-origin first"
+                                     : ""));
+}
+
+void Converter::negative(std::int64_t ns, std::size_t line) const {
+  throw TraceError(file_, place_of(json_elements_, line),
+                   "arrival at " + ns_text(ns) +
+                       " s is negative; use --time-origin first to start at the first row");
+}
+
+void Converter::write_row(std::int64_t ns, std::string_view tail, std::size_t line) {
+  std::int64_t rel = 0;
+  if (__builtin_sub_overflow(ns, base_, &rel) || rel > kMaxOutputNs) beyond(ns, line);
+  if (rel < 0) negative(ns, line);
+  line_.clear();
+  append_seconds(line_, rel, o_.decimals);
+  line_.append(tail);
+  line_ += '\n';
+  out_.put(line_);
+  ++res_.rows_written;
+}
+
+void Converter::accept(const Table::Row& row) {
+  const std::int64_t ns = row_time(row);
+  if (!any_ || ns < min_.ns) min_ = {ns, row.line};
+  if (!any_ || ns > max_.ns) max_ = {ns, row.line};
+  if (!any_) base_ = o_.origin == Origin::First ? ns : 0;
+  any_ = true;
+  if (!sorter_) {
+    write_row(ns, tail_of(row), row.line);  // in order: the first row is the earliest
+    return;
+  }
+  sorter_->add({ns, tail_ref(row)});
+}
+
+Result Converter::finish(const std::string& no_rows) {
+  if (!any_) throw TraceError(file_, "line 1", no_rows);
+  res_.first_ns = min_.ns;
+  res_.span_ns = max_.ns - min_.ns;
+  if (sorter_) {
+    base_ = o_.origin == Origin::First ? min_.ns : 0;
+    // Checked before anything is written: the earliest and the latest arrival.
+    if (min_.ns < base_) negative(min_.ns, min_.line);
+    std::int64_t rel = 0;
+    if (__builtin_sub_overflow(max_.ns, base_, &rel) || rel > kMaxOutputNs) {
+      beyond(max_.ns, max_.line);
+    }
+    sorter_->drain([&](const SortEntry& e) {
+      write_row(e.ns, kept_.empty() ? std::string_view() : tails_->get(e.ref), 0);
+    });
+  }
+  out_.flush();
+  return res_;
+}
+
+// Runs `rows` through --where, the expansion of per-minute counts (when asked) and a
+// Converter into `out`.
+Result run_import(RowSource& rows, const Options& o, const std::optional<MinuteCounts>& minutes,
+                  const std::string& file, ByteSink& out, const SortSpace& space) {
   std::vector<std::pair<std::size_t, std::string>> where;
   for (const auto& [col, value] : o.where) {
-    where.emplace_back(column_index(table, col, "--where", file), value);
+    where.emplace_back(column_index(rows.columns(), col, "--where", file), value);
   }
-
-  Result res;
-  res.rows_read = table.rows.size();
-  struct Timed {
-    std::int64_t ns;
-    std::size_t row;
-  };
-  std::vector<Timed> timed;
-  timed.reserve(table.rows.size());
-  const std::string* previous = nullptr;  // the last selected row's time text
-  std::int64_t gap_sum = 0;               // with o.gaps: the arrival so far
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const Table::Row& row = table.rows[r];
-    const bool selected = std::all_of(where.begin(), where.end(), [&](const auto& w) {
+  auto selected = [&](const Table::Row& row) {
+    return std::all_of(where.begin(), where.end(), [&](const auto& w) {
       return row.cells[w.first] && *row.cells[w.first] == w.second;
     });
-    if (!selected) continue;
-    const std::string where_at = row_place(table, row);
-    const auto& cell = row.cells[time_col];
-    if (!cell || trim(*cell).empty()) {
-      throw TraceError(file, where_at, "'" + printable(o.time_column) + "' is empty");
+  };
+  std::optional<MinuteExpander> expander;
+  if (minutes) expander.emplace(rows.columns(), rows.json_elements(), *minutes, file);
+  Converter convert(expander ? expander->columns() : rows.columns(), rows.json_elements(), o, file,
+                    out, space);
+  std::size_t read = 0;
+  const RowFn to_convert = [&](const Table::Row& row) { convert.accept(row); };
+  rows.read([&](const Table::Row& row) {
+    ++read;
+    if (!selected(row)) return;
+    if (expander) {
+      expander->expand(row, to_convert);
+    } else {
+      convert.accept(row);
     }
-    auto ns = parse_time_ns(*cell, o.unit);
-    if (!ns) {
-      throw TraceError(file, where_at,
-                       "'" + printable(o.time_column) + "': expected " + unit_name(o.unit) +
-                           ", got '" + printable(*cell) + "'");
-    }
-    if (o.gaps) {
-      // Inter-arrival gaps: the arrival is the running sum, exact in integer ns.
-      if (*ns < 0 || __builtin_add_overflow(gap_sum, *ns, &gap_sum)) {
-        throw TraceError(file, where_at,
-                         "'" + printable(o.time_column) +
-                             "': a gap must be >= 0 and the sum "
-                             "finite, got '" +
-                             printable(*cell) + "'");
-      }
-      ns = gap_sum;
-    }
-    if (!timed.empty() && *ns < timed.back().ns) {
-      ++res.out_of_order;
-      if (!o.sort) {
-        throw TraceError(file, where_at,
-                         "'" + printable(o.time_column) + "' goes backwards (" + printable(*cell) +
-                             " after " + printable(*previous) + "); pass --sort to sort the rows");
-      }
-    }
-    timed.push_back({*ns, r});
-    previous = &*cell;
+  });
+  Result r = convert.finish(where.empty() ? "no rows" : "no rows match --where");
+  r.rows_read = read;
+  return r;
+}
+
+}  // namespace
+
+void append_seconds(std::string& out, std::int64_t ns, int decimals) {
+  const std::int64_t q = pow10(9 - decimals);
+  const std::int64_t v = ns / q + (ns % q >= (q + 1) / 2 && q > 1 ? 1 : 0);
+  const std::int64_t one = pow10(decimals);
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v / one);
+  out.append(buf, r.ptr);
+  if (decimals > 0) {
+    r = std::to_chars(buf, buf + sizeof buf, v % one);
+    out += '.';
+    out.append(static_cast<std::size_t>(decimals) - static_cast<std::size_t>(r.ptr - buf), '0');
+    out.append(buf, r.ptr);
   }
-  if (timed.empty()) {
-    throw TraceError(file, "line 1", where.empty() ? "no rows" : "no rows match --where");
+}
+
+std::string ns_text(std::int64_t ns) {
+  std::string out = ns < 0 ? "-" : "";
+  append_seconds(out, ns < 0 ? -ns : ns, 9);
+  return out;
+}
+
+Result convert(const Table& table, const Options& o, const std::string& file) {
+  const std::unique_ptr<RowSource> rows = table_rows(table);
+  std::string text;
+  StringSink sink(text);
+  Result r = run_import(*rows, o, std::nullopt, file, sink, SortSpace{});
+  r.csv = std::move(text);
+  return r;
+}
+
+Result import_file(InputStream& in, const std::filesystem::path& path, const FileImport& spec,
+                   ByteSink& out, const SortSpace& space) {
+  try {
+    const std::unique_ptr<RowSource> rows = file_rows(in, path, spec.format);
+    return run_import(*rows, spec.options, spec.minute_counts, in.name(), out, space);
+  } catch (const std::bad_alloc&) {
+    throw Error(in.name() + ": out of memory importing it (" + std::to_string(in.bytes_seen()) +
+                " bytes read)");
   }
-  if (o.sort) {
-    std::stable_sort(timed.begin(), timed.end(),
-                     [](const Timed& a, const Timed& b) { return a.ns < b.ns; });
-  }
-  const std::int64_t base = o.origin == Origin::First ? timed.front().ns : 0;
-  res.first_ns = timed.front().ns;
-  res.span_ns = 0;
-  std::string out;
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    if (i > 0) out += ',';
-    out += csv_cell(header[i]);
-  }
-  out += '\n';
-  for (const Timed& t : timed) {
-    const Table::Row& row = table.rows[t.row];
-    std::int64_t rel = 0;
-    if (__builtin_sub_overflow(t.ns, base, &rel) || rel > kMaxOutputNs) {
-      throw TraceError(
-          file, row_place(table, row),
-          "arrival at " + ns_text(t.ns) + " s is beyond the replay limit of 1e9 s" +
-              (o.origin == Origin::Keep ? "; for absolute (epoch) times use --time-origin first"
-                                        : ""));
-    }
-    if (rel < 0) {
-      throw TraceError(file, row_place(table, row),
-                       "arrival at " + ns_text(t.ns) +
-                           " s is negative; use --time-origin first to start at the first row");
-    }
-    res.span_ns = t.ns - timed.front().ns;
-    out += seconds_text(rel, o.decimals);
-    for (const std::size_t c : kept) {
-      out += ',';
-      if (row.cells[c]) out += csv_cell(*row.cells[c]);
-    }
-    out += '\n';
-  }
-  res.rows_written = timed.size();
-  res.csv = std::move(out);
-  return res;
 }
 
 }  // namespace gpumux::trace_import

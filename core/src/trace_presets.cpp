@@ -7,6 +7,8 @@
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
 #include "gpumux/trace_import.hpp"
+#include "trace_rows.hpp"
+#include "trace_text.hpp"
 
 namespace gpumux::trace_import {
 namespace {
@@ -14,8 +16,8 @@ namespace {
 constexpr std::int64_t kMinuteNs = 60'000'000'000LL;
 // Minutes of a day: the Azure Functions 2019 files have columns "1".."1440".
 constexpr unsigned kMinutesPerDay = 1440;
-// At most this many invocations are expanded: the arrival CSV reader takes files of at most
-// 1 GiB, "about a hundred million arrival times" (input_file.hpp, kMaxTraceBytes).
+// At most this many invocations are expanded: "about a hundred million arrival times" is what
+// the arrival CSV reader's 1 GiB holds with arrival_s alone (input_file.hpp, kMaxTraceBytes).
 constexpr std::uint64_t kMaxInvocations = 100'000'000;
 
 std::uint64_t splitmix64(std::uint64_t x) {
@@ -108,67 +110,70 @@ void select_rows(Table& table, const std::vector<std::pair<std::string, std::str
   });
 }
 
-Table expand_minute_counts(const Table& table, std::uint64_t seed, Spread spread,
-                           const std::string& file) {
-  std::vector<std::pair<std::size_t, unsigned>> minutes;  // column, minute
-  Table out;
-  out.json_elements = table.json_elements;
-  out.columns.emplace_back("arrival_ns");
-  std::vector<std::size_t> ids;
-  for (std::size_t c = 0; c < table.columns.size(); ++c) {
-    if (const unsigned m = minute_of(table.columns[c])) {
-      minutes.emplace_back(c, m);
+MinuteExpander::MinuteExpander(const std::vector<std::string>& columns, bool json_elements,
+                               MinuteCounts how, std::string file)
+    : json_elements_(json_elements), how_(how), file_(std::move(file)) {
+  columns_.emplace_back("arrival_ns");
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (const unsigned m = minute_of(columns[c])) {
+      minutes_.emplace_back(c, m);
     } else {
-      ids.push_back(c);
-      out.columns.push_back(table.columns[c]);
+      ids_.push_back(c);
+      columns_.push_back(columns[c]);
     }
   }
-  if (minutes.empty()) {
-    throw TraceError(file, "line 1",
+  if (minutes_.empty()) {
+    throw TraceError(file_, "line 1",
                      "no per-minute count columns (\"1\"..\"1440\"): not the Azure Functions 2019 "
                      "invocation format");
   }
-  std::uint64_t total = 0;
-  for (const Table::Row& row : table.rows) {
-    for (const auto& [c, m] : minutes) {
-      const std::string text = row.cells[c].value_or("");
-      std::uint64_t count = 0;
-      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
-      if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-        throw TraceError(
-            file, row_place(table, row),
-            "column " + table.columns[c] + ": expected a count, got '" + printable(text) + "'");
-      }
-      total += count;
-      if (total > kMaxInvocations) {
-        throw TraceError(file, row_place(table, row),
-                         "more than 100 million invocations; select functions with --where "
-                         "(e.g. --where HashApp=<hash>)");
-      }
-      if (count == 0) continue;
-      const std::int64_t start = static_cast<std::int64_t>(m - 1) * kMinuteNs;
-      std::vector<std::int64_t> times(count);
-      if (spread == Spread::Even) {
-        for (std::uint64_t k = 0; k < count; ++k) {
-          times[k] = start + static_cast<std::int64_t>(
-                                 (2 * k + 1) * static_cast<std::uint64_t>(kMinuteNs) / (2 * count));
-        }
-      } else {
-        // Seeded per (seed, source line, minute): independent of the other rows and of --where.
-        std::mt19937_64 rng(splitmix64(splitmix64(seed ^ splitmix64(row.line)) ^ m));
-        for (auto& t : times) {
-          t = start + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(kMinuteNs));
-        }
-        std::sort(times.begin(), times.end());
-      }
-      for (const std::int64_t t : times) {
-        Table::Row r{row.line, {}};
-        r.cells.reserve(out.columns.size());
-        r.cells.emplace_back(std::to_string(t));
-        for (const std::size_t id : ids) r.cells.push_back(row.cells[id]);
-        out.rows.push_back(std::move(r));
-      }
+  out_.cells.resize(columns_.size());
+}
+
+void MinuteExpander::expand(const Table::Row& row, const RowFn& fn) {
+  out_.line = row.line;
+  for (std::size_t k = 0; k < ids_.size(); ++k) out_.cells[k + 1] = row.cells[ids_[k]];
+  std::string& time = out_.cells[0].emplace();
+  for (const auto& [c, m] : minutes_) {
+    const std::string_view text = row.cells[c] ? std::string_view(*row.cells[c]) : "";
+    std::uint64_t count = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      throw TraceError(
+          file_, place_of(json_elements_, row.line),
+          "column " + std::to_string(m) + ": expected a count, got '" + printable(text) + "'");
     }
+    total_ += count;
+    if (total_ > kMaxInvocations) {
+      throw TraceError(file_, place_of(json_elements_, row.line),
+                       "more than 100 million invocations; select functions with --where "
+                       "(e.g. --where HashApp=<hash>)");
+    }
+    if (count == 0) continue;
+    const std::int64_t start = static_cast<std::int64_t>(m - 1) * kMinuteNs;
+    // Seeded per (seed, source line, minute): independent of the other rows and of --where.
+    std::mt19937_64 rng(splitmix64(splitmix64(how_.seed ^ splitmix64(row.line)) ^ m));
+    char buf[24];
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::int64_t t =
+          how_.spread == Spread::Even
+              ? start + static_cast<std::int64_t>(
+                            (2 * k + 1) * static_cast<std::uint64_t>(kMinuteNs) / (2 * count))
+              : start + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(kMinuteNs));
+      time.assign(buf, std::to_chars(buf, buf + sizeof buf, t).ptr);
+      fn(out_);
+    }
+  }
+}
+
+Table expand_minute_counts(const Table& table, std::uint64_t seed, Spread spread,
+                           const std::string& file) {
+  MinuteExpander expander(table.columns, table.json_elements, MinuteCounts{seed, spread}, file);
+  Table out;
+  out.json_elements = table.json_elements;
+  out.columns = expander.columns();
+  for (const Table::Row& row : table.rows) {
+    expander.expand(row, [&](const Table::Row& r) { out.rows.push_back(r); });
   }
   return out;
 }

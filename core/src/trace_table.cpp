@@ -1,16 +1,21 @@
-// Reading a request trace's rows (trace_import.hpp): CSV, TSV or JSONL into a Table.
+// Reading a request trace's rows (trace_rows.hpp): CSV and TSV through the one CSV reader,
+// JSONL line by line in two passes, a JSON array whole.
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <new>
 #include <set>
 
+#include "gpumux/csv_reader.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
 #include "gpumux/json_reader.hpp"
-#include "gpumux/trace_import.hpp"
+#include "trace_rows.hpp"
+#include "trace_text.hpp"
 
 namespace gpumux::trace_import {
 namespace {
+
+using ReaderFactory = std::function<std::unique_ptr<CsvReader>()>;
 
 std::string line_of(std::size_t n) {
   return "line " + std::to_string(n);
@@ -35,173 +40,12 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Checks the header: at least one column, none empty, none twice.
-void check_header(const std::vector<std::string>& columns, const std::string& file) {
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (columns[i].empty()) {
-      throw TraceError(file, "line 1", "header column " + std::to_string(i + 1) + " has no name");
-    }
-    if (!seen.insert(columns[i]).second) {
-      throw TraceError(file, "line 1", "header names column '" + printable(columns[i]) + "' twice");
-    }
+void assign(std::optional<std::string>& cell, std::string_view text) {
+  if (cell) {
+    cell->assign(text);
+  } else {
+    cell.emplace(text);
   }
-}
-
-// RFC 4180 records: fields separated by commas, records by \n or \r\n; a field in double
-// quotes may hold commas, line breaks and "" (one quote).
-class CsvReader {
- public:
-  CsvReader(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
-
-  /// The next record's fields and its first line; false at the end. Blank lines are skipped.
-  bool next(std::vector<std::string>& fields, std::size_t& line) {
-    fields.clear();
-    while (pos_ < text_.size() && (text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      if (text_[pos_] == '\n') ++line_;
-      ++pos_;
-    }
-    if (pos_ >= text_.size()) return false;
-    line = line_;
-    std::string field;
-    bool quoted_field = false;
-    for (;;) {
-      if (pos_ >= text_.size()) {
-        fields.push_back(std::move(field));
-        return true;
-      }
-      const char c = text_[pos_];
-      if (c == '"' && field.empty() && !quoted_field) {
-        read_quoted(field);
-        quoted_field = true;
-        continue;
-      }
-      if (c == ',') {
-        fields.push_back(std::move(field));
-        field.clear();
-        quoted_field = false;
-        ++pos_;
-        continue;
-      }
-      if (c == '\n' || c == '\r') {
-        if (c == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') ++pos_;
-        ++pos_;
-        ++line_;
-        fields.push_back(std::move(field));
-        return true;
-      }
-      if (quoted_field) {
-        throw TraceError(file_, line_of(line_),
-                         "text after a closing quote (write \"\" for a quote)");
-      }
-      if (c == '"') {
-        throw TraceError(file_, line_of(line_),
-                         "a quote inside an unquoted field (quote the whole field)");
-      }
-      field.push_back(c);
-      ++pos_;
-    }
-  }
-
- private:
-  void read_quoted(std::string& field) {
-    const std::size_t start_line = line_;
-    ++pos_;  // the opening quote
-    for (;;) {
-      if (pos_ >= text_.size()) {
-        throw TraceError(file_, line_of(start_line), "a quoted field is never closed");
-      }
-      const char c = text_[pos_++];
-      if (c == '"') {
-        if (pos_ < text_.size() && text_[pos_] == '"') {
-          field.push_back('"');
-          ++pos_;
-          continue;
-        }
-        return;
-      }
-      if (c == '\n') ++line_;
-      field.push_back(c);
-    }
-  }
-
-  std::string_view text_;
-  std::string file_;
-  std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-};
-
-Table parse_csv(std::string_view text, const std::string& file) {
-  CsvReader reader(text, file);
-  Table t;
-  std::vector<std::string> fields;
-  std::size_t line = 0;
-  if (!reader.next(fields, line))
-    throw TraceError(file, "line 1", "empty file (expected a header)");
-  t.columns = fields;
-  check_header(t.columns, file);
-  while (reader.next(fields, line)) {
-    if (fields.size() != t.columns.size()) {
-      throw TraceError(file, line_of(line),
-                       std::to_string(fields.size()) + " fields, the header has " +
-                           std::to_string(t.columns.size()));
-    }
-    Table::Row row{line, {}};
-    row.cells.reserve(fields.size());
-    for (auto& f : fields) row.cells.emplace_back(std::move(f));
-    t.rows.push_back(std::move(row));
-  }
-  return t;
-}
-
-// Calls f(line, line_number) for every line without its line break and trailing \r.
-template <class F>
-void for_each_line(std::string_view text, F&& f) {
-  std::size_t n = 0;
-  for (std::size_t begin = 0; begin < text.size();) {
-    const auto end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    f(line, n);
-  }
-}
-
-std::vector<std::string> split_tabs(std::string_view line) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  for (;;) {
-    const auto tab = line.find('\t', begin);
-    out.emplace_back(line.substr(begin, tab == std::string_view::npos ? tab : tab - begin));
-    if (tab == std::string_view::npos) return out;
-    begin = tab + 1;
-  }
-}
-
-Table parse_tsv(std::string_view text, const std::string& file) {
-  Table t;
-  bool header = true;
-  for_each_line(text, [&](std::string_view line, std::size_t n) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
-    auto fields = split_tabs(line);
-    if (header) {
-      t.columns = std::move(fields);
-      check_header(t.columns, file);
-      header = false;
-      return;
-    }
-    if (fields.size() != t.columns.size()) {
-      throw TraceError(file, line_of(n),
-                       std::to_string(fields.size()) + " fields, the header has " +
-                           std::to_string(t.columns.size()));
-    }
-    Table::Row row{n, {}};
-    for (auto& f : fields) row.cells.emplace_back(std::move(f));
-    t.rows.push_back(std::move(row));
-  });
-  if (header) throw TraceError(file, "line 1", "empty file (expected a header)");
-  return t;
 }
 
 std::optional<std::string> cell_text(const nlohmann::json& v) {
@@ -210,83 +54,247 @@ std::optional<std::string> cell_text(const nlohmann::json& v) {
   return v.dump();  // numbers exactly as nlohmann prints them (shortest round trip)
 }
 
-Table parse_jsonl(std::string_view text, const std::string& file) {
-  // Cells are taken out of each object as it is parsed (a parsed object costs several times its
-  // text); columns are numbered as keys first appear, then put in name order at the end.
-  std::map<std::string, std::size_t> id_of;
-  Table t;
-  for_each_line(text, [&](std::string_view line, std::size_t n) {
-    if (line.find_first_not_of(" \t") == std::string_view::npos) return;
-    const nlohmann::json j = parse_json_text(line, file, line_of(n), InputKind::Trace);
-    if (!j.is_object()) {
-      throw TraceError(file, line_of(n),
-                       std::string("expected one JSON object per line, got ") + j.type_name());
+// CSV or TSV: the first record is the header; every row has its number of fields.
+class DelimitedRows final : public RowSource {
+ public:
+  explicit DelimitedRows(std::unique_ptr<CsvReader> reader) : reader_(std::move(reader)) {
+    if (!reader_->next(fields_)) {
+      throw TraceError(reader_->file(), "line 1", "empty file (expected a header)");
     }
-    Table::Row row{n, std::vector<std::optional<std::string>>(id_of.size())};
-    for (const auto& item : j.items()) {
-      const auto it = id_of.emplace(item.key(), id_of.size()).first;
-      if (it->second >= row.cells.size()) row.cells.resize(it->second + 1);
-      row.cells[it->second] = cell_text(item.value());
-    }
-    t.rows.push_back(std::move(row));
-  });
-  std::vector<std::size_t> order;  // output column -> id; id_of iterates in name order
-  for (const auto& [name, id] : id_of) {
-    t.columns.push_back(name);
-    order.push_back(id);
+    columns_ = fields_;
+    check_header(columns_, reader_->file(), line_of(reader_->line()));
   }
-  for (Table::Row& row : t.rows) {
-    std::vector<std::optional<std::string>> cells(order.size());
-    for (std::size_t c = 0; c < order.size(); ++c) {
-      if (order[c] < row.cells.size()) cells[c] = std::move(row.cells[order[c]]);
-    }
-    row.cells = std::move(cells);
-  }
-  return t;
-}
 
-// A JSON array: objects become rows as JSONL lines do (columns: the union of keys, sorted);
-// scalars become one column `value`. Messages name an element by its index.
-Table parse_json_array(std::string_view text, const std::string& file) {
-  const nlohmann::json doc = parse_json_text(text, file, "", InputKind::Trace);
-  if (!doc.is_array()) {
-    throw TraceError(file, "line 1", std::string("expected a JSON array, got ") + doc.type_name());
-  }
-  Table t;
-  t.json_elements = true;
-  const bool objects = !doc.empty() && doc.front().is_object();
-  std::map<std::string, std::size_t> index;
-  if (objects) {
-    for (std::size_t i = 0; i < doc.size(); ++i) {
-      if (!doc[i].is_object()) {
-        throw TraceError(file, element_of(i), "expected an object like [0]");
+  void read(const RowFn& fn) override {
+    Table::Row row;
+    row.cells.resize(columns_.size());
+    while (reader_->next(fields_)) {
+      if (fields_.size() != columns_.size()) {
+        throw TraceError(reader_->file(), line_of(reader_->line()),
+                         std::to_string(fields_.size()) + " fields, the header has " +
+                             std::to_string(columns_.size()));
       }
-      for (const auto& item : doc[i].items()) index.emplace(item.key(), 0);
+      row.line = reader_->line();
+      for (std::size_t c = 0; c < fields_.size(); ++c) assign(row.cells[c], fields_[c]);
+      fn(row);
     }
-    for (auto& [name, id] : index) {
-      id = t.columns.size();
-      t.columns.push_back(name);
-    }
-  } else {
-    t.columns.emplace_back("value");
   }
-  t.rows.reserve(doc.size());
-  for (std::size_t i = 0; i < doc.size(); ++i) {
-    Table::Row row{i + 1, std::vector<std::optional<std::string>>(t.columns.size())};
-    if (objects) {
-      for (const auto& item : doc[i].items())
-        row.cells[index[item.key()]] = cell_text(item.value());
-    } else if (doc[i].is_structured()) {
-      throw TraceError(file, element_of(i), "expected a number or string like [0]");
-    } else {
-      row.cells[0] = cell_text(doc[i]);
-    }
-    t.rows.push_back(std::move(row));
+
+ private:
+  std::unique_ptr<CsvReader> reader_;
+  std::vector<std::string> fields_;
+};
+
+// JSONL: one object per line. The first pass collects the union of the keys (the columns,
+// sorted by name), the second hands out the rows.
+class JsonlRows final : public RowSource {
+ public:
+  JsonlRows(ReaderFactory open, std::string file) : open_(std::move(open)), file_(std::move(file)) {
+    std::set<std::string> keys;
+    std::size_t name_bytes = 0;
+    for_each_object([&](const nlohmann::json& j, std::size_t line) {
+      for (const auto& item : j.items()) {
+        if (keys.count(item.key()) > 0) continue;
+        name_bytes += item.key().size();
+        if (keys.size() == kMaxColumns) {
+          throw TraceError(file_, line_of(line),
+                           "more than " + std::to_string(kMaxColumns) +
+                               " distinct keys (columns); a request trace has a fixed set of "
+                               "fields");
+        }
+        if (name_bytes > kMaxColumnNameBytes) {
+          throw TraceError(file_, line_of(line), "the keys' names are longer than 1 MiB in all");
+        }
+        keys.insert(item.key());
+      }
+    });
+    columns_.assign(keys.begin(), keys.end());
   }
-  return t;
-}
+
+  void read(const RowFn& fn) override {
+    Table::Row row;
+    row.cells.resize(columns_.size());
+    for_each_object([&](const nlohmann::json& j, std::size_t line) {
+      for (auto& cell : row.cells) cell.reset();
+      for (const auto& item : j.items()) {
+        const auto it = std::lower_bound(columns_.begin(), columns_.end(), item.key());
+        row.cells[static_cast<std::size_t>(it - columns_.begin())] = cell_text(item.value());
+      }
+      row.line = line;
+      fn(row);
+    });
+  }
+
+ private:
+  template <class F>
+  void for_each_object(F&& f) {
+    const std::unique_ptr<CsvReader> reader = open_();
+    std::vector<std::string> fields;
+    while (reader->next(fields)) {
+      const std::size_t line = reader->line();
+      nlohmann::json j;
+      try {
+        j = parse_json_text(fields.front(), file_, line_of(line), InputKind::Trace);
+      } catch (const std::bad_alloc&) {
+        throw Error(file_ + ": out of memory parsing line " + std::to_string(line) + " (" +
+                    std::to_string(fields.front().size()) + " bytes of JSON)");
+      }
+      if (!j.is_object()) {
+        throw TraceError(file_, line_of(line),
+                         std::string("expected one JSON object per line, got ") + j.type_name());
+      }
+      f(j, line);
+    }
+  }
+
+  ReaderFactory open_;
+  std::string file_;
+};
+
+// A JSON array, parsed whole: objects become rows as JSONL lines do (columns: the union of
+// keys, sorted); scalars become one column `value`. Messages name an element by its index.
+class JsonArrayRows final : public RowSource {
+ public:
+  JsonArrayRows(std::string_view text, const std::string& file) : file_(file) {
+    try {
+      doc_ = parse_json_text(strip_bom(text), file, "", InputKind::Trace);
+    } catch (const std::bad_alloc&) {
+      throw Error(file + ": out of memory parsing a JSON array of " + std::to_string(text.size()) +
+                  " bytes");
+    }
+    if (!doc_.is_array()) {
+      throw TraceError(file, "line 1",
+                       std::string("expected a JSON array, got ") + doc_.type_name());
+    }
+    json_elements_ = true;
+    objects_ = !doc_.empty() && doc_.front().is_object();
+    if (!objects_) {
+      columns_.emplace_back("value");
+      return;
+    }
+    std::set<std::string> keys;
+    for (std::size_t i = 0; i < doc_.size(); ++i) {
+      if (!doc_[i].is_object())
+        throw TraceError(file, element_of(i), "expected an object like [0]");
+      for (const auto& item : doc_[i].items()) keys.insert(item.key());
+    }
+    columns_.assign(keys.begin(), keys.end());
+    check_header(columns_, file, "line 1");
+  }
+
+  void read(const RowFn& fn) override {
+    Table::Row row;
+    row.cells.resize(columns_.size());
+    for (std::size_t i = 0; i < doc_.size(); ++i) {
+      for (auto& cell : row.cells) cell.reset();
+      row.line = i + 1;
+      if (objects_) {
+        for (const auto& item : doc_[i].items()) {
+          const auto it = std::lower_bound(columns_.begin(), columns_.end(), item.key());
+          row.cells[static_cast<std::size_t>(it - columns_.begin())] = cell_text(item.value());
+        }
+      } else if (doc_[i].is_structured()) {
+        throw TraceError(file_, element_of(i), "expected a number or string like [0]");
+      } else {
+        row.cells[0] = cell_text(doc_[i]);
+      }
+      fn(row);
+    }
+  }
+
+ private:
+  std::string file_;
+  nlohmann::json doc_;
+  bool objects_ = false;
+};
+
+class TableRows final : public RowSource {
+ public:
+  explicit TableRows(const Table& table) : table_(table) {
+    columns_ = table.columns;
+    json_elements_ = table.json_elements;
+  }
+  void read(const RowFn& fn) override {
+    for (const Table::Row& row : table_.rows) fn(row);
+  }
+
+ private:
+  const Table& table_;
+};
 
 }  // namespace
+
+void check_header(const std::vector<std::string>& columns, const std::string& file,
+                  const std::string& where) {
+  std::set<std::string> seen;
+  std::size_t name_bytes = 0;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].empty()) {
+      throw TraceError(file, where, "header column " + std::to_string(i + 1) + " has no name");
+    }
+    if (!seen.insert(columns[i]).second) {
+      throw TraceError(file, where, "header names column '" + printable(columns[i]) + "' twice");
+    }
+    name_bytes += columns[i].size();
+  }
+  if (columns.size() > kMaxColumns) {
+    throw TraceError(file, where, "more than " + std::to_string(kMaxColumns) + " columns");
+  }
+  if (name_bytes > kMaxColumnNameBytes) {
+    throw TraceError(file, where, "the column names are longer than 1 MiB in all");
+  }
+}
+
+std::unique_ptr<RowSource> text_rows(std::string_view text, Format format,
+                                     const std::string& file) {
+  if (format == Format::Auto) format = detect_format({}, text);
+  if (format == Format::Json) return std::make_unique<JsonArrayRows>(text, file);
+  const CsvDialect dialect = format == Format::Tsv     ? CsvDialect::Tsv
+                             : format == Format::Jsonl ? CsvDialect::Lines
+                                                       : CsvDialect::Csv;
+  const ReaderFactory open = [text, file, dialect] {
+    return std::make_unique<CsvReader>(text, file, dialect);
+  };
+  if (format == Format::Jsonl) return std::make_unique<JsonlRows>(open, file);
+  return std::make_unique<DelimitedRows>(open());
+}
+
+std::unique_ptr<RowSource> file_rows(InputStream& in, const std::filesystem::path& path,
+                                     Format format) {
+  if (format == Format::Auto) {
+    std::string head(std::size_t{64} << 10, '\0');
+    head.resize(in.read(head.data(), head.size()));
+    format = detect_format(path, head);
+    in.rewind();
+  }
+  if (format == Format::Json) {
+    std::string text;
+    char buffer[1 << 16];
+    while (const std::size_t got = in.read(buffer, sizeof buffer)) {
+      if (text.size() + got > kMaxJsonArrayBytes) {
+        throw TraceError(in.name(), "",
+                         "a JSON array larger than 64 MiB; write it as JSONL (one object per "
+                         "line), which is read as it streams");
+      }
+      text.append(buffer, got);
+    }
+    return std::make_unique<JsonArrayRows>(text, in.name());
+  }
+  const CsvDialect dialect = format == Format::Tsv     ? CsvDialect::Tsv
+                             : format == Format::Jsonl ? CsvDialect::Lines
+                                                       : CsvDialect::Csv;
+  InputStream* stream = &in;
+  const ReaderFactory open = [stream, dialect] {
+    stream->rewind();
+    return std::make_unique<CsvReader>(*stream, dialect);
+  };
+  if (format == Format::Jsonl) return std::make_unique<JsonlRows>(open, in.name());
+  return std::make_unique<DelimitedRows>(open());
+}
+
+std::unique_ptr<RowSource> table_rows(const Table& table) {
+  return std::make_unique<TableRows>(table);
+}
 
 Format detect_format(const std::filesystem::path& path, std::string_view text) {
   const std::string ext = lower(path.extension().string());
@@ -303,25 +311,26 @@ Format detect_format(const std::filesystem::path& path, std::string_view text) {
 }
 
 Table parse_table(std::string_view text, Format format, const std::string& file) {
-  text = strip_bom(text);
-  if (format == Format::Auto) format = detect_format({}, text);
-  switch (format) {
-    case Format::Tsv:
-      return parse_tsv(text, file);
-    case Format::Jsonl:
-      return parse_jsonl(text, file);
-    case Format::Json:
-      return parse_json_array(text, file);
-    case Format::Csv:
-    case Format::Auto:
-      break;
-  }
-  return parse_csv(text, file);
+  const std::unique_ptr<RowSource> rows = text_rows(text, format, file);
+  Table t;
+  t.columns = rows->columns();
+  t.json_elements = rows->json_elements();
+  rows->read([&](const Table::Row& row) { t.rows.push_back(row); });
+  return t;
+}
+
+std::string place_of(bool json_elements, std::size_t line) {
+  return json_elements ? element_of(line - 1) : line_of(line);
 }
 
 std::string row_place(const Table& table, const Table::Row& row) {
-  if (table.json_elements) return element_of(row.line - 1);
-  return line_of(row.line);
+  return place_of(table.json_elements, row.line);
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + printable(n);
+  return out;
 }
 
 std::string csv_cell(std::string_view value) {

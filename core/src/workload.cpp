@@ -10,10 +10,13 @@
 #include <string_view>
 #include <system_error>
 
+#include "gpumux/csv_reader.hpp"
 #include "gpumux/errors.hpp"
 #include "gpumux/input_file.hpp"
 #include "gpumux/input_path.hpp"
 #include "gpumux/json_reader.hpp"
+#include "gpumux/sha256.hpp"
+#include "gpumux/trace_sidecar.hpp"
 
 namespace gpumux {
 
@@ -275,85 +278,90 @@ std::vector<JobSpec> parse_jobs_jsonl_text(std::string_view text, const std::str
   return jobs;
 }
 
-std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  return parse_arrivals_csv_text(read_input_file(file, name, kMaxTraceBytes, InputKind::Trace),
-                                 name);
-}
+namespace {
 
-std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::string& name) {
-  std::size_t begin = 0;
-  // The next line without its line break (and a trailing '\r'), or nullopt at the end.
-  auto next_line = [&]() -> std::optional<std::string_view> {
-    if (begin >= text.size()) return std::nullopt;
-    const auto end = std::min(text.find('\n', begin), text.size());
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") begin = 3;  // a UTF-8 byte-order mark
-  const auto header = next_line();
-  if (!header) throw TraceError(name, "line 1", "empty file (expected a header)");
-  // The arrival_s column: the first by convention, found by name wherever it is.
-  std::vector<std::string_view> columns;
-  for (std::size_t b = 0;;) {
-    const auto comma = header->find(',', b);
-    columns.push_back(header->substr(b, comma == std::string_view::npos ? comma : comma - b));
-    if (comma == std::string_view::npos) break;
-    b = comma + 1;
+// The arrival_s column of an arrival CSV, read through the one CSV reader (RFC 4180): a kept
+// column may hold commas, quotes and line breaks.
+std::vector<double> read_arrivals(CsvReader& reader, const std::string& name) {
+  // A JSONL request trace: say so, before the CSV reader stops at its quotes.
+  const std::string_view head = reader.peek(std::size_t{64} << 10);
+  if (!head.empty() && head.front() == '{') {
+    std::string_view first = head.substr(0, head.find('\n'));
+    if (!first.empty() && first.back() == '\r') first.remove_suffix(1);
+    const auto j = parse_json_if_json(first, name, "line 1", InputKind::Trace);
+    throw TraceError(
+        name, "line 1",
+        "this looks like a request trace in JSONL, not an arrival CSV; " +
+            import_advice(name, j && j->is_object() ? time_key_of(*j) : std::string()));
   }
+  std::vector<std::string> fields;
+  if (!reader.next(fields)) throw TraceError(name, "line 1", "empty file (expected a header)");
+  // The arrival_s column: the first by convention, found by name wherever it is.
   const auto column = static_cast<std::size_t>(
-      std::find(columns.begin(), columns.end(), "arrival_s") - columns.begin());
-  if (column == columns.size()) {
-    if (!header->empty() && header->front() == '{') {
-      const auto first = parse_json_if_json(*header, name, "line 1", InputKind::Trace);
-      throw TraceError(name, "line 1",
-                       "this looks like a request trace in JSONL, not an arrival CSV; " +
-                           import_advice(name, first && first->is_object() ? time_key_of(*first)
-                                                                           : std::string()));
-    }
-    throw TraceError(name, "line 1",
-                     "no arrival_s column in the header '" + printable(*header) +
+      std::find(fields.begin(), fields.end(), "arrival_s") - fields.begin());
+  if (column == fields.size()) {
+    std::string header;
+    for (const auto& f : fields) header += (header.empty() ? "" : ",") + f;
+    throw TraceError(name, "line " + std::to_string(reader.line()),
+                     "no arrival_s column in the header '" + printable(header) +
                          "' (an arrival CSV gives arrival_s in seconds); " +
                          import_advice(name, ""));
   }
   std::vector<double> out;
-  std::size_t line_no = 1;
-  while (const auto line = next_line()) {
-    ++line_no;
-    if (line->find_first_not_of(" \t") == std::string::npos) continue;
-    std::string_view field = *line;
-    for (std::size_t c = 0; c < column; ++c) {
-      const auto comma = field.find(',');
-      if (comma == std::string_view::npos) {
-        throw TraceError(name, "line " + std::to_string(line_no),
-                         "arrival_s: the row ends before column " + std::to_string(column + 1));
-      }
-      field.remove_prefix(comma + 1);
+  while (reader.next(fields)) {
+    const std::string where = "line " + std::to_string(reader.line());
+    if (fields.size() <= column) {
+      throw TraceError(name, where,
+                       "arrival_s: the row ends before column " + std::to_string(column + 1));
     }
-    field = field.substr(0, field.find(','));
+    const std::string& field = fields[column];
     double v = 0;
     const char* b = field.data();
     const char* e = b + field.size();
     while (b < e && *b == ' ') ++b;
     auto [ptr, ec] = std::from_chars(b, e, v);
     if (ec != std::errc() || ptr != e || !std::isfinite(v)) {
-      throw TraceError(name, "line " + std::to_string(line_no),
-                       "arrival_s: expected a number, got '" + printable(field) + "'");
+      throw TraceError(name, where, "arrival_s: expected a number, got '" + printable(field) + "'");
     }
     if (v < 0 || v > kMaxSeconds) {
-      throw TraceError(name, "line " + std::to_string(line_no),
+      throw TraceError(name, where,
                        "arrival_s: " + seconds_text(v) + " is out of range [0, 1e9] s");
     }
     if (!out.empty() && v < out.back()) {
-      throw TraceError(name, "line " + std::to_string(line_no),
+      throw TraceError(name, where,
                        "arrival_s: arrivals must be non-decreasing (" + seconds_text(v) +
                            " after " + seconds_text(out.back()) + ")");
     }
     out.push_back(v);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> load_arrivals_csv(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  InputStream in(file, name, kMaxTraceBytes, InputKind::Trace);
+  // An import's .SOURCE records the digest of the CSV it describes (trace_sidecar.hpp).
+  const std::optional<std::string> recorded = import_sidecar_data_sha256(file);
+  Sha256 hash;
+  if (recorded) in.observe([&](std::string_view bytes) { hash.update(bytes); });
+  CsvReader reader(in);
+  std::vector<double> out = read_arrivals(reader, name);
+  if (recorded && hash.hex() != *recorded) {
+    const std::string side = import_sidecar_of(file).string();
+    throw TraceError(name, "",
+                     "does not match " + side +
+                         ", which gpumux trace import wrote for other data (its data_sha256 "
+                         "differs): an import interrupted between writing the two, or the CSV "
+                         "changed since; import it again (the command is in the .SOURCE)");
+  }
+  return out;
+}
+
+std::vector<double> parse_arrivals_csv_text(std::string_view text, const std::string& name) {
+  CsvReader reader(text, name);
+  return read_arrivals(reader, name);
 }
 
 void validate_jobs(const std::vector<JobSpec>& jobs, const std::string& file) {

@@ -1,11 +1,13 @@
 // `gpumux trace import`: a request trace (CSV, TSV, JSONL) to an arrival CSV plus a
-// <out>.SOURCE sidecar (traces/importing.md). Never replaces a file it did not write.
+// <out>.SOURCE sidecar (traces/importing.md), streamed (trace_import.hpp) and written as a
+// pair (import_output.hpp). Never replaces a file it did not write.
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "commands.hpp"
@@ -14,6 +16,8 @@
 #include "gpumux/output.hpp"
 #include "gpumux/sha256.hpp"
 #include "gpumux/trace_import.hpp"
+#include "gpumux/trace_sidecar.hpp"
+#include "import_output.hpp"
 
 namespace gpumux::cli {
 namespace {
@@ -21,17 +25,15 @@ namespace {
 namespace fs = std::filesystem;
 namespace ti = gpumux::trace_import;
 
-// The sidecar's first line: how gpumux recognises an output it wrote (and may replace).
-constexpr std::string_view kSidecarMarker = "written_by: gpumux trace import";
-
 fs::path sidecar_of(const fs::path& out) {
-  return fs::path(out.string() + ".SOURCE");
+  return import_sidecar_of(out);
 }
 
+// The sidecar's first line is how gpumux recognises an output it wrote (and may replace).
 bool written_by_import(const fs::path& sidecar) {
   std::ifstream in(sidecar);
   std::string first;
-  return std::getline(in, first) && first == kSidecarMarker;
+  return std::getline(in, first) && first == kImportSidecarMarker;
 }
 
 // Refuses (UsageError) to replace anything gpumux trace import did not write, and anything
@@ -60,22 +62,6 @@ void check_target(const fs::path& in, const fs::path& out, bool force) {
     throw UsageError("--out: " + out.string() +
                      " holds an earlier import; pass --force to replace it");
   }
-}
-
-// Writes `text` beside `path` and renames it into place, so a reader never sees half a file.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = fs::path(path.string() + ".tmp-import");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(path.string() + ": cannot write");
-    }
-  }
-  fs::rename(tmp, path);
 }
 
 std::string utc_now() {
@@ -128,7 +114,46 @@ std::string shell_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-int trace_import_command(const TraceImportArgs& a) {
+namespace {
+
+struct Provenance {
+  std::string origin_bytes;
+  std::string origin_sha256;
+  std::string data_sha256;
+};
+
+std::string sidecar_text(const TraceImportArgs& a, const ti::Preset* preset, const ti::Options& o,
+                         const ti::Result& r, const Provenance& p) {
+  std::error_code ec;
+  const nlohmann::json build = build_info();
+  std::ostringstream side;
+  side << kImportSidecarMarker << "\n"
+       << "origin: " << a.input << " (" << fs::absolute(fs::path(a.input), ec).string() << ")\n"
+       << "origin_bytes: " << p.origin_bytes << "\n"
+       << "origin_sha256: " << p.origin_sha256 << "\n"
+       << "data_sha256: " << p.data_sha256 << "\n"
+       << "licence: "
+       << (!a.licence.empty() ? a.licence
+           : preset           ? preset->licence
+                              : "unknown")
+       << "\n"
+       << "preset: " << (preset ? preset->name : "none") << "\n"
+       << "command: " << a.command << "\n"
+       << "date: " << utc_now() << "\n"
+       << "gpumux: " << build.value("version", "") << " (git " << build.value("git_revision", "")
+       << ")\n"
+       << "rows: " << r.rows_read << " read, " << r.rows_written << " written"
+       << (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
+                              : std::string())
+       << "\n"
+       << "time: column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
+       << seconds(r.span_ns) << " s, origin "
+       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", " << o.decimals
+       << " decimals\n";
+  return side.str();
+}
+
+int trace_import(const TraceImportArgs& a) {
   const ti::Preset* preset = nullptr;
   if (!a.preset.empty()) {
     preset = ti::find_preset(a.preset);
@@ -150,51 +175,27 @@ int trace_import_command(const TraceImportArgs& a) {
   if (a.no_extra) o.keep = std::vector<std::string>{};
   if (!a.keep.empty()) o.keep = split_commas(a.keep);
   for (const auto& r : a.rename) o.rename.push_back(split_assignment(r, "--rename"));
-  std::vector<std::pair<std::string, std::string>> where;
-  for (const auto& w : a.where) where.push_back(split_assignment(w, "--where"));
+  // Applied to the source's rows, before any expansion of per-minute counts.
+  for (const auto& w : a.where) o.where.push_back(split_assignment(w, "--where"));
 
   const fs::path in(a.input);
   const fs::path out(a.out);
   if (a.out.empty()) throw UsageError("--out: must not be empty");
   check_target(in, out, a.force);
-  const std::string text = read_input_file(in, a.input, kMaxTraceBytes, InputKind::Trace);
-  if (format == ti::Format::Auto) format = ti::detect_format(in, text);
-  ti::Table table = ti::parse_table(text, format, a.input);
-  ti::select_rows(table, where, a.input);
-  if (preset && preset->minute_counts) {
-    table = ti::expand_minute_counts(table, a.seed, a.spread, a.input);
-  }
-  const ti::Result r = ti::convert(table, o, a.input);
+  ti::FileImport spec{format, o, std::nullopt};
+  if (preset && preset->minute_counts) spec.minute_counts = ti::MinuteCounts{a.seed, a.spread};
+  InputStream input(in, a.input, kMaxTraceBytes, InputKind::Trace);
+  Sha256 origin_hash;
+  input.observe([&](std::string_view bytes) { origin_hash.update(bytes); });
 
   std::error_code ec;
   if (!out.parent_path().empty()) fs::create_directories(out.parent_path(), ec);
-  const nlohmann::json build = build_info();
-  std::ostringstream side;
-  side << kSidecarMarker << "\n"
-       << "origin: " << a.input << " (" << fs::absolute(in, ec).string() << ")\n"
-       << "origin_bytes: " << text.size() << "\n"
-       << "origin_sha256: " << sha256_hex(text) << "\n"
-       << "licence: "
-       << (!a.licence.empty() ? a.licence
-           : preset           ? preset->licence
-                              : "unknown")
-       << "\n"
-       << "preset: " << (preset ? preset->name : "none") << "\n"
-       << "command: " << a.command << "\n"
-       << "date: " << utc_now() << "\n"
-       << "gpumux: " << build.value("version", "") << " (git " << build.value("git_revision", "")
-       << ")\n"
-       << "rows: " << r.rows_read << " read, " << r.rows_written << " written"
-       << (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
-                              : std::string())
-       << "\n"
-       << "time: column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
-       << seconds(r.span_ns) << " s, origin "
-       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", " << o.decimals
-       << " decimals\n";
-  // The sidecar first: an output without one would be a file gpumux may never replace.
-  write_atomically(sidecar_of(out), side.str());
-  write_atomically(out, r.csv);
+  ImportOutput pair(out);
+  ti::SortSpace space;
+  space.dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  const ti::Result r = ti::import_file(input, in, spec, pair, space);
+  Provenance p{std::to_string(input.bytes_seen()), origin_hash.hex(), pair.finish_data()};
+  pair.commit(sidecar_text(a, preset, o, r, p));
   if (!a.quiet) {
     const double span_s = static_cast<double>(r.span_ns) / 1e9;
     std::cout << "imported " << r.rows_written << " requests (" << r.rows_read
@@ -206,6 +207,17 @@ int trace_import_command(const TraceImportArgs& a) {
     std::cout << " -> " << out.string() << " (+ .SOURCE)\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int trace_import_command(const TraceImportArgs& a) {
+  try {
+    return trace_import(a);
+  } catch (const std::bad_alloc&) {
+    // Reading, sorting and writing name what they held; this is what is left (exit 1).
+    throw Error(a.input + ": out of memory importing it");
+  }
 }
 
 }  // namespace gpumux::cli

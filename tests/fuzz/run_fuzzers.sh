@@ -18,7 +18,7 @@ shift || true
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build="$repo/build-fuzz"
-all=(config set jobs arrivals model profile sweep trace_import slurm_script collect)
+all=(config set jobs arrivals model profile sweep trace_import slurm_script collect import_roundtrip)
 harnesses=("$@")
 [[ ${#harnesses[@]} -gt 0 ]] || harnesses=("${all[@]}")
 
@@ -46,10 +46,11 @@ for target in "${targets[@]}"; do
   findings="$build/findings/$h"
   mkdir -p "$work" "$findings"
   log="$build/findings/$h.log"
-  # -max_len: the largest seed is a device profile of about 11 KiB.
+  # -max_len: inputs up to 1 MiB (the largest seed is a device profile of about 11 KiB);
+  # libFuzzer grows inputs towards it gradually, so a short run stays mostly small.
   rc=0
   "$build/tests/fuzz/$target" "$work" "$here/corpus/$h" \
-    -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+    -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   per_s=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

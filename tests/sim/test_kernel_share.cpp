@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "block_scheduler.hpp"
+#include "gpumux/csv_reader.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/sim/sim_device.hpp"
 #include "gpumux/sim/sim_runtime.hpp"
@@ -24,21 +25,19 @@ namespace {
 
 constexpr std::uint32_t kV100Sms = 80;
 
-// Orion's CSV: Name,Profile,Memory_footprint,SM_usage,Duration (ns). Kernel names may hold
-// commas, so the numbers are read from the right.
+// Orion's CSV: Name,Profile,Memory_footprint,SM_usage,Duration (ns), read with the CSV reader
+// gpumux reads every CSV with; the numbers are the last two fields.
 std::vector<test::RefKernel> load_orion(const std::string& name) {
   const auto path = test::source_dir() / "traces" / "kernels" / "orion" / name;
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);  // header
+  InputStream in(path, path.string(), std::uint64_t{1} << 30, InputKind::Trace);
+  CsvReader reader(in);
+  std::vector<std::string> fields;
+  REQUIRE(reader.next(fields));  // header
   std::vector<test::RefKernel> out;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto last = line.rfind(',');
-    const auto prev = line.rfind(',', last - 1);
-    const auto sm = std::stoll(line.substr(prev + 1, last - prev - 1));
-    const auto ns = std::stoll(line.substr(last + 1));
+  while (reader.next(fields)) {
+    REQUIRE(fields.size() >= 2);
+    const auto sm = std::stoll(fields[fields.size() - 2]);
+    const auto ns = std::stoll(fields.back());
     out.push_back({static_cast<std::uint32_t>(std::max<long long>(sm, 1)), ns});
   }
   return out;

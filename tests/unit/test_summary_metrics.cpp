@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpumux/csv_reader.hpp"
 #include "gpumux/summary.hpp"
 #include "gpumux/summary_csv.hpp"
 
@@ -199,22 +200,15 @@ TEST_CASE("summary: outcomes, throughput while present, empty latency, SLO and g
   // summary.csv: idle's latency cells are empty, never 0 (no identity columns here).
   std::ostringstream csv;
   write_summary_csv(s, {}, csv);
-  std::istringstream lines(csv.str());
-  std::string header, line, idle_line;
-  std::getline(lines, header);
-  while (std::getline(lines, line)) {
-    if (line.rfind("idle,", 0) == 0) idle_line = line;
+  // Read back with the CSV reader gpumux reads every CSV with (RFC 4180).
+  const std::string text = csv.str();
+  CsvReader reader(text, "summary.csv");
+  std::vector<std::string> names, cells, row;
+  REQUIRE(reader.next(names));
+  while (reader.next(row)) {
+    if (!row.empty() && row.front() == "idle") cells = row;
   }
-  REQUIRE_FALSE(idle_line.empty());
-  auto split = [](const std::string& text) {
-    std::vector<std::string> cells;
-    std::istringstream cell_stream(text);
-    for (std::string c; std::getline(cell_stream, c, ',');) cells.push_back(c);
-    if (!text.empty() && text.back() == ',') cells.emplace_back();
-    return cells;
-  };
-  const std::vector<std::string> names = split(header);
-  const std::vector<std::string> cells = split(idle_line);
+  REQUIRE_FALSE(cells.empty());
   REQUIRE(cells.size() == names.size());
   auto cell = [&](const std::string& column) {
     for (std::size_t i = 0; i < names.size(); ++i) {

@@ -226,3 +226,34 @@ TEST_CASE("a JSON array of gaps becomes cumulative arrivals (the Orion preset)",
   CHECK_THROWS_WITH(parse_table("{\"a\": 1}", Format::Json, "in"),
                     "in: line 1: expected a JSON array, got object");
 }
+
+TEST_CASE("impossible dates and times are refused, not normalised", "[trace_import]") {
+  // timegm-style normalisation would read 2023-02-30 as 2 March.
+  for (const char* bad : {"2023-02-30 00:00:00", "2023-02-29 00:00:00", "1900-02-29 00:00:00",
+                          "2023-04-31 12:00:00", "2023-13-01 00:00:00", "2023-00-10 00:00:00",
+                          "2023-01-00 00:00:00", "2023-01-01 24:00:00", "2023-01-01 23:60:00",
+                          "2023-01-01 23:59:61", "2023-01-01 12:00:60", "2016-12-31 23:59:60"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_time_ns(bad, TimeUnit::Datetime));
+  }
+  // Leap days of leap years, and the last second of a day.
+  CHECK(parse_time_ns("2024-02-29 00:00:00", TimeUnit::Datetime) == 1'709'164'800'000'000'000);
+  CHECK(parse_time_ns("2000-02-29 00:00:00", TimeUnit::Datetime) == 951'782'400'000'000'000);
+  CHECK(parse_time_ns("2023-12-31 23:59:59", TimeUnit::Datetime) == 1'704'067'199'000'000'000);
+  CHECK(error_of("TIMESTAMP\n2023-02-28 23:59:59\n2023-02-30 00:00:00\n", Format::Csv,
+                 time_in("TIMESTAMP", TimeUnit::Datetime)) ==
+        "in: line 3: 'TIMESTAMP': expected a date and time (YYYY-MM-DD hh:mm:ss[.fffffffff]), "
+        "got '2023-02-30 00:00:00' (no such date or time)");
+}
+
+TEST_CASE("JSONL whose lines keep adding keys is refused at a bounded column count",
+          "[trace_import]") {
+  // Each line a new key: before, every row held a cell per key seen so far (quadratic).
+  std::string text;
+  for (int k = 0; k <= 10000; ++k) {
+    text += "{\"t\": " + std::to_string(k) + ", \"k" + std::to_string(k) + "\": 1}\n";
+  }
+  CHECK(error_of(text, Format::Jsonl, time_in("t", TimeUnit::S)) ==
+        "in: line 10000: more than 10000 distinct keys (columns); a request trace has a fixed "
+        "set of fields");
+}

@@ -15,6 +15,7 @@
 
 #include "gpumux/config.hpp"
 #include "gpumux/cost_model.hpp"
+#include "gpumux/csv_reader.hpp"
 #include "gpumux/device_profile.hpp"
 #include "gpumux/experiment.hpp"
 #include "gpumux/model.hpp"
@@ -237,16 +238,17 @@ TEST_CASE("validation: the cost model's kernels against Orion's measured ResNet-
             time_it / 1e6, time_it / 95.3e6);
   // The same quantity from Orion's measured kernels (SM_usage >= 80 fills a V100), by the
   // formula of CostModel::op_kernels.
-  std::ifstream in(root / "traces" / "kernels" / "orion" / "resnet50_32_fb1");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
+  // Read with the CSV reader gpumux reads every CSV with; the numbers are the last two fields.
+  const auto orion = root / "traces" / "kernels" / "orion" / "resnet50_32_fb1";
+  InputStream in(orion, orion.string(), std::uint64_t{1} << 30, InputKind::Trace);
+  CsvReader reader(in);
+  std::vector<std::string> fields;
+  REQUIRE(reader.next(fields));  // header
   double total = 0, full = 0;
-  while (std::getline(in, line)) {
-    const auto last = line.rfind(',');
-    const auto prev = line.rfind(',', last - 1);
-    const double blocks = std::stod(line.substr(prev + 1, last - prev - 1));
-    const double d = std::stod(line.substr(last + 1));
+  while (reader.next(fields)) {
+    REQUIRE(fields.size() >= 2);
+    const double blocks = std::stod(fields[fields.size() - 2]);
+    const double d = std::stod(fields.back());
     total += d;
     if (blocks < 80) continue;
     const double waves = std::ceil(blocks / 80);

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,41 @@ inline constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 30;
 [[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
                                           const std::string& display_name, std::uint64_t max_bytes,
                                           InputKind kind);
+
+/// An input file read in chunks, with read_input_file's checks (it exists, is a regular file and
+/// holds at most `max_bytes`, also while it grows), for readers that stream: memory is the
+/// caller's chunk, not the file.
+class InputStream {
+ public:
+  /// Opens `path`; throws as read_input_file does.
+  InputStream(const std::filesystem::path& path, std::string display_name, std::uint64_t max_bytes,
+              InputKind kind);
+  InputStream(const InputStream&) = delete;
+  InputStream& operator=(const InputStream&) = delete;
+
+  /// Reads up to `size` bytes into `buffer`; 0 only at the end of the file. Throws the
+  /// InputError of the stream's kind past `max_bytes` ("larger than N MiB") or on a read error.
+  std::size_t read(char* buffer, std::size_t size);
+  /// Back to the first byte, for a second pass.
+  void rewind();
+  /// `observe` sees every byte of the file once, in order, as it is first read (a second pass
+  /// after rewind() does not repeat them): to hash a file while it streams.
+  void observe(std::function<void(std::string_view)> observe) { observe_ = std::move(observe); }
+  /// The name messages use.
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// The bytes of the file seen so far (the furthest any pass has read).
+  [[nodiscard]] std::uint64_t bytes_seen() const noexcept { return seen_; }
+  [[nodiscard]] std::uint64_t max_bytes() const noexcept { return max_bytes_; }
+
+ private:
+  std::ifstream in_;
+  std::string name_;
+  std::uint64_t max_bytes_;
+  InputKind kind_;
+  std::uint64_t position_ = 0;
+  std::uint64_t seen_ = 0;
+  std::function<void(std::string_view)> observe_;
+};
 
 /// A data document (a model, a device profile): read_input_file within kMaxDocumentBytes,
 /// named by its path.

@@ -3,11 +3,29 @@
 // security. Pure function, thread-safe.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace gpumux {
 
 [[nodiscard]] std::string sha256_hex(std::string_view bytes);
+
+/// The same digest of bytes given in pieces (a file as it streams): update() any number of
+/// times, then hex() once.
+class Sha256 {
+ public:
+  void update(std::string_view bytes);
+  /// The digest of everything given; call once, after the last update().
+  [[nodiscard]] std::string hex();
+
+ private:
+  std::array<std::uint32_t, 8> h_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::array<unsigned char, 64> block_{};
+  std::size_t block_used_ = 0;
+  std::uint64_t bytes_ = 0;
+};
 
 }  // namespace gpumux
