@@ -202,7 +202,7 @@ TEST_CASE("sweep --slurm writes an array script of one point per task and a coll
   CHECK(gpumux("sweep '" + sweep.string() + "' --slurm --point 1").exit_code == 2);
 }
 
-TEST_CASE("sweep string values stay strings; only the JSON null removes a key", "[cli][sweep]") {
+TEST_CASE("sweep string values stay strings, only the JSON null removes a key", "[cli][sweep]") {
   // The job names "null" and "42" are strings; a null description removes the key.
   const fs::path base =
       write("sw-strings-base.json", with_name(kSmallConfig, R"("name": "cli-test")",

@@ -92,7 +92,7 @@ nlohmann::json one_training_job() {
 
 }  // namespace
 
-TEST_CASE("Context::gpus lists the GPU devices in order; JobView follows a load", "[engine]") {
+TEST_CASE("Context::gpus lists the GPU devices in order, JobView follows a load", "[engine]") {
   g_seen = Seen{};
   const auto r = test::run_config(test::make_config("test_view_probe", one_training_job(),
                                                     {"xeon-2x18", "v100-pcie3x16", "gtx1080ti"}));

@@ -55,7 +55,7 @@ TimeNs first_end(const ExperimentResult& r) {
 
 }  // namespace
 
-TEST_CASE("dynamic_fluid moves a packed trial to a freed GPU; fluid keeps the pair",
+TEST_CASE("dynamic_fluid moves a packed trial to a freed GPU, fluid keeps the pair",
           "[fluid][tuning]") {
   const ExperimentResult dyn = run_config(random_search_config("dynamic_fluid", 2, 3, 64));
   const ExperimentResult st = run_config(random_search_config("fluid", 2, 3, 64));

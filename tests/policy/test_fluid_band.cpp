@@ -101,7 +101,7 @@ TEST_CASE("fluid_band: profile, then serpentine MPS packing 0.6 / 0.6 + 0.4 on 2
 }
 
 TEST_CASE(
-    "fluid_band: even bin packing gives the long trial 3 GPUs, data-parallel; Stage 2 gives "
+    "fluid_band: even bin packing gives the long trial 3 GPUs, data-parallel, Stage 2 gives "
     "it the idle GPU",
     "[fluid][tuning]") {
   const auto two = nlohmann::json::array(

@@ -155,7 +155,7 @@ TEST_CASE("estimate_allreduce_ns: the ring over 10 GbE, by hand", "[fluid][tunin
   CHECK(g_probe[2] == std::llround(2.0 * 3 / 4 * 8 * b / 10 + 2 * 3 * 9600));
 }
 
-TEST_CASE("fluid: d bounds a trial's GPUs; d = 1 keeps every trial on one GPU", "[fluid][tuning]") {
+TEST_CASE("fluid: d bounds a trial's GPUs, d = 1 keeps every trial on one GPU", "[fluid][tuning]") {
   const nlohmann::json tuning = nlohmann::json::array({trial("only", 8)});
   CHECK(devices_of(run_config(config("fluid", tuning, 4))).at(0).size() == 4);
   CHECK(devices_of(run_config(config("fluid", tuning, 4, {{"d", 2}}))).at(0).size() == 2);

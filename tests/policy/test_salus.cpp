@@ -256,7 +256,7 @@ TEST_CASE("salus admits a job only when its ephemeral peak fits, retries on rele
   CHECK(bad.empty());
 }
 
-TEST_CASE("salus runs at most one iteration per lane; lanes run concurrently", "[salus]") {
+TEST_CASE("salus runs at most one iteration per lane, lanes run concurrently", "[salus]") {
   const nlohmann::json jobs = {training("A", "resnet18", 16, 0.0, 4),
                                training("B", "mobilenet_v2", 16, 0.0, 4),
                                training("C", "resnet18", 8, 0.001, 3)};

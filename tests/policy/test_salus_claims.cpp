@@ -45,7 +45,7 @@ nlohmann::json identical_jobs(const std::string& model, int batch, int jobs, int
 
 }  // namespace
 
-TEST_CASE("Salus SRTF improves mean JCT over FIFO (paper: 3.19x); gpumux: ~1.5x", "[salus]") {
+TEST_CASE("Salus SRTF improves mean JCT over FIFO (paper: 3.19x), gpumux: ~1.5x", "[salus]") {
   // 20 jobs of the 15 Salus workloads (traces/workloads/salus_20jobs.jsonl: the 100-job
   // trace's recipe at 1/20 length), arriving faster than one GPU serves them.
   const nlohmann::json workload = {{"files", {"traces/workloads/salus_20jobs.jsonl"}}};

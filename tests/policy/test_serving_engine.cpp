@@ -264,7 +264,7 @@ TEST_CASE("Input length: a batch runs the model at its longest member's padded l
   CHECK(seen.size() == 3);  // every padded length was the longest of some batch
 }
 
-TEST_CASE("The same seed gives byte-identical logs; another seed other draws", "[serving]") {
+TEST_CASE("The same seed gives byte-identical logs, another seed other draws", "[serving]") {
   g_plan = ServingPlan{};
   g_plan.batch = 2;
   auto svc = serving_service("resnet50", 1, groups(60, 2));

@@ -35,7 +35,7 @@ std::vector<Drop> drops(const ExperimentResult& r) {
 
 }  // namespace
 
-TEST_CASE("drop_request: a RequestDrop, never a RequestEnd; the last drop ends the job",
+TEST_CASE("drop_request: a RequestDrop, never a RequestEnd, the last drop ends the job",
           "[serving]") {
   // Three requests at 0.1, 0.2, 0.3 s: the first is served, the other two dropped on arrival.
   g_plan = ServingPlan{};

@@ -560,7 +560,7 @@ TEST_CASE("time slicing with a context-switch cost", "[sim][device][timeslice]")
   CHECK(r.obs.slices[1] == std::pair<TimeNs, std::int64_t>{1'050'000, 1});
 }
 
-TEST_CASE("a lone context runs unbounded; coming back to another costs a switch",
+TEST_CASE("a lone context runs unbounded, coming back to another costs a switch",
           "[sim][device][timeslice]") {
   // Switch cost 50 us. Context 0 runs a 5 ms op alone (no slicing: ends at 5 ms). At 6 ms
   // context 1 submits 1 ms: the GPU last held context 0 -> switch: 6.05..7.05 ms. At 8 ms

@@ -59,7 +59,7 @@ TEST_CASE("relative paths: the config's folder, then the repository root", "[con
   fs::remove_all(root);
 }
 
-TEST_CASE("a config's replay file next to it wins; a repository path still loads, with a warning",
+TEST_CASE("a config's replay file next to it wins, a repository path still loads, with a warning",
           "[config]") {
   const fs::path dir = fresh_dir();
   const fs::path cfg = dir / "cfg" / "x.json";

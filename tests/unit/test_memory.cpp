@@ -71,7 +71,7 @@ TEST_CASE("BestFitPool merges left-only and right-only", "[memory]") {
   CHECK(pool.stats().largest_free_bytes == 1024);
 }
 
-TEST_CASE("Allocations are rounded and aligned; padding stays usable", "[memory]") {
+TEST_CASE("Allocations are rounded and aligned, padding stays usable", "[memory]") {
   BestFitPool pool(8192);
   const Allocation a = pool.allocate(100, "t");  // default alignment 256
   CHECK(a.offset == 0);
@@ -132,7 +132,7 @@ TEST_CASE("Statistics track in-use bytes and the peak", "[memory]") {
   CHECK(pool.stats().largest_free_bytes == 4096);
 }
 
-TEST_CASE("Zero-byte allocations are empty; misuse is a logic_error", "[memory]") {
+TEST_CASE("Zero-byte allocations are empty, misuse is a logic_error", "[memory]") {
   BestFitPool pool(1024);
   const auto empty = pool.try_allocate(0);
   REQUIRE(empty.has_value());

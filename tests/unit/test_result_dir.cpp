@@ -76,7 +76,7 @@ TEST_CASE("safe result names are one plain path component", "[unit][result_dir]"
   CHECK_FALSE(is_safe_result_name(std::string(129, 'a')));
 }
 
-TEST_CASE("a written folder is gpumux's; adding a file makes it foreign", "[unit][result_dir]") {
+TEST_CASE("a written folder is gpumux's, adding a file makes it foreign", "[unit][result_dir]") {
   const fs::path base = fresh_dir("own");
   const fs::path repo = fresh_dir("repo");
   const fs::path dir = base / "run";

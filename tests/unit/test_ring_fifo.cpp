@@ -33,7 +33,7 @@ TEST_CASE("RingFifo is a FIFO across growth and wrap-around", "[ring_fifo]") {
   CHECK(q.empty());
 }
 
-TEST_CASE("RingFifo: a moved-from queue is empty and usable; indexing follows the oldest") {
+TEST_CASE("RingFifo: a moved-from queue is empty and usable, indexing follows the oldest") {
   gpumux::RingFifo<int> a;
   for (int i = 0; i < 40; ++i) a.push_back(i);
   for (int i = 0; i < 30; ++i) a.pop_front();

@@ -53,7 +53,7 @@ TEST_CASE("times parse exactly in every unit", "[trace_import]") {
   CHECK_FALSE(parse_time_ns("2023-11-16 18:17:03.1234567890", TimeUnit::Datetime));
 }
 
-TEST_CASE("CSV follows RFC 4180; TSV and JSONL read into the same table", "[trace_import]") {
+TEST_CASE("CSV follows RFC 4180, TSV and JSONL read into the same table", "[trace_import]") {
   const Table csv = parse_table(
       "\xEF\xBB\xBFt,app,note\r\n1,a,\"x, \"\"quoted\"\"\"\r\n\r\n2,b,\"two\nlines\"\n3,c,\n",
       Format::Csv, "in.csv");

@@ -62,7 +62,7 @@ TEST_CASE("random search: a failed trial is one fewer to wait for", "[tuners][fa
   CHECK(*tuner->best_trial() == 2);  // metrics 0, 5, 3 of trials 0, 2, 3
 }
 
-TEST_CASE("successive halving: a failed member is never promoted; the rung ends without it",
+TEST_CASE("successive halving: a failed member is never promoted, the rung ends without it",
           "[tuners][failures]") {
   // 9 trials at 1 epoch, the best 3 at 3 epochs, the best 1 at 9. Trial 5 (the best, 8) fails:
   // rung 0 ends with 8 results and promotes 1 (7), 6 (6) and 2 (5); rung 1 promotes 1.

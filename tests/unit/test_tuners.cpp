@@ -143,7 +143,7 @@ TEST_CASE("Hyperband's brackets for eta 3, R 81 match Li et al.'s table", "[tune
   CHECK(tuners::hyperband_brackets(3, 1, 243).front().trials == 243);
 }
 
-TEST_CASE("hyperband runs its brackets one after another; bohb opens them all", "[tuners]") {
+TEST_CASE("hyperband runs its brackets one after another, bohb opens them all", "[tuners]") {
   auto curve = [](TrialId t, const nlohmann::json&, int e) { return 0.01 * e + 1e-4 * t; };
   auto hb = make("hyperband", {{"max_epochs", 9}});  // brackets 9@1, 5@3 (ceil(3*3/2)), 3@9
   FakeExecutor ex(*hb, curve);
@@ -243,7 +243,7 @@ TEST_CASE("PBT replaces the bottom quantile with perturbed copies of the top", "
   CHECK(tuner->done());
 }
 
-TEST_CASE("same seed, same decisions; another seed, other configs", "[tuners]") {
+TEST_CASE("same seed, same decisions, another seed, other configs", "[tuners]") {
   const LearningCurve curve(space(), 7);
   auto run = [&](const std::string& name, std::uint64_t seed) {
     auto tuner = make(name,
