@@ -3,6 +3,7 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -24,6 +25,28 @@ std::string gib_text(std::uint64_t bytes) {
 }
 
 }  // namespace
+
+OutputBudget::OutputBudget(std::uint64_t limit_bytes, std::string source, FreeSpaceWatch watch)
+    : limit_(limit_bytes), source_(std::move(source)), watch_(std::move(watch)) {
+  watch_->interval_bytes = std::max<std::uint64_t>(watch_->interval_bytes, 1);
+  next_check_ = watch_->interval_bytes;
+}
+
+std::uint64_t OutputBudget::watch_interval(std::uint64_t reserve_bytes) noexcept {
+  constexpr std::uint64_t kMin = std::uint64_t{64} << 10;
+  constexpr std::uint64_t kMax = std::uint64_t{64} << 20;
+  return std::clamp<std::uint64_t>(reserve_bytes / 8, kMin, kMax);
+}
+
+bool OutputBudget::disk_has_room(std::uint64_t bytes) {
+  const std::optional<std::uint64_t> free = watch_->free_bytes();
+  if (!free || (*free >= bytes && *free - bytes >= watch_->reserve_bytes)) {
+    next_check_ = used_ + bytes + watch_->interval_bytes;
+    return true;
+  }
+  low_free_bytes_ = free;  // and measured again at the next write
+  return false;
+}
 
 std::uint64_t OutputBudget::default_limit(std::uint64_t free_bytes) noexcept {
   const auto margin =
@@ -67,13 +90,27 @@ OutputBudget OutputBudget::for_results(const fs::path& dir,
         "no limit: the free space under " + dir.string() + " could not be measured");
   }
   const std::uint64_t limit = default_limit(*free);
-  return OutputBudget(limit, "the default max_output_gib " + gib_text(limit) + ": " +
-                                 std::to_string(static_cast<int>(100 * (1 - kFreeMarginShare))) +
-                                 "% of the " + gib_text(*free) + " free at the start under " +
-                                 dir.parent_path().string());
+  const fs::path where = dir.parent_path();
+  FreeSpaceWatch watch{[where] { return free_bytes(where); }, *free - limit,
+                       watch_interval(*free - limit), where.string()};
+  return OutputBudget(limit,
+                      "the default max_output_gib " + gib_text(limit) + ": " +
+                          std::to_string(static_cast<int>(100 * (1 - kFreeMarginShare))) +
+                          "% of the " + gib_text(*free) + " free at the start under " +
+                          where.string(),
+                      std::move(watch));
 }
 
 void OutputBudget::fail(std::string_view file, const fs::path& dir) const {
+  if (low_free_bytes_) {
+    throw OutputBudgetExceeded(
+        "output budget reached: writing " + std::string(file) + " of " + dir.string() +
+        " would leave less than the " + gib_text(watch_->reserve_bytes) + " kept free under " +
+        watch_->where + " (" + gib_text(*low_free_bytes_) +
+        " free now: other writers share the disk); the run was stopped before it filled the "
+        "disk and nothing was written under that name. Free space, or write less "
+        "(\"events\": false, \"trace\": false, \"compress\": \"zstd\")");
+  }
   throw OutputBudgetExceeded(
       "output budget reached: writing " + std::string(file) + " of " + dir.string() +
       " would pass " + source_ + " (" + std::to_string(used_) + " of " + std::to_string(limit_) +

@@ -391,6 +391,36 @@ TEST_CASE("a full or read-only file system: no complete-looking folder, a named 
     // Exit 1; the whole file system free again (64 KiB); nothing left in it.
     CHECK(o->output.substr(o->output.find("rc=")) == "rc=1\nAvail\n65536\n");
   }
+  SECTION("two runs at once on a 4 MiB tmpfs: each stops on its budget, the disk never fills") {
+    // Each default budget is 95% of the same free space; together they would fill the disk,
+    // so each also keeps watching the free space while it writes.
+    const fs::path long_cfg =
+        write("big-fs-long.json", with(kConfig, "\"iterations\": 2", "\"iterations\": 20000"));
+    std::string script = "mount -t tmpfs -o size=4m tmpfs '" + mnt.string() + "' || exit 99\n";
+    for (const char* name : {"a", "b"}) {
+      script += bin + " run -q '" + long_cfg.string() + "' --out '" + mnt.string() + "/" + name +
+                "' > '" + mnt.string() + "/../" + name + ".log' 2>&1 &\n";
+    }
+    script += "wait\ncat '" + mnt.string() + "/../a.log' '" + mnt.string() +
+              "/../b.log'\necho listing\nls -A '" + mnt.string() + "'\necho end\n";
+    const auto o = in_mount_namespace(script);
+    if (!o) {
+      WARN("user namespaces are not available here");
+      return;
+    }
+    INFO(o->output);
+    REQUIRE(o->output.find("rc=99") == std::string::npos);
+    CHECK(o->output.find("No space left on device") == std::string::npos);
+    // Both stopped on a budget (the one that passed its 95% or the disk's margin), and the
+    // file system holds nothing afterwards.
+    std::size_t stops = 0;
+    for (auto at = o->output.find("error: output budget reached"); at != std::string::npos;
+         at = o->output.find("error: output budget reached", at + 1)) {
+      ++stops;
+    }
+    CHECK(stops == 2);
+    CHECK(o->output.ends_with("listing\nend\n"));
+  }
   SECTION("a read-only file system is refused before the run (EROFS, exit 2)") {
     const auto o = in_mount_namespace("mount -t tmpfs -o ro tmpfs '" + mnt.string() +
                                       "' || exit 99\n" + bin + " run '" + cfg.string() +

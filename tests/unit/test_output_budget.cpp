@@ -160,3 +160,44 @@ TEST_CASE("max_output_gib is read from the config and is not part of the fingerp
   CHECK_THROWS_WITH(parse_experiment_text(base, "cfg.json", {"max_output_gib=0"}, root),
                     Catch::Contains("cfg.json: max_output_gib: "));
 }
+
+TEST_CASE("the default budget re-measures the disk and keeps its margin free", "[unit][budget]") {
+  // A disk shared with other writers: its free space is whatever `free` says when measured.
+  std::optional<std::uint64_t> free = 1000;
+  int measured = 0;
+  FreeSpaceWatch watch{[&] {
+                         ++measured;
+                         return free;
+                       },
+                       100, 10, "/disk"};
+  OutputBudget b(10'000, "the default", watch);
+  CHECK(b.take(50));  // 50 >= 10: measured; 1000 - 50 >= 100
+  CHECK(measured == 1);
+  CHECK(b.take(5));  // 55 < 50 + 10: not measured
+  CHECK(measured == 1);
+  free = 140;         // another writer filled the disk
+  CHECK(b.take(30));  // measured: 140 - 30 = 110 >= 100
+  CHECK(measured == 2);
+  CHECK_FALSE(b.take(50));  // measured: 140 - 50 = 90 < 100; nothing taken
+  CHECK(measured == 3);
+  CHECK(b.used() == 85);
+  try {
+    b.charge(50, "events.jsonl", "/disk/res");
+    FAIL("no throw");
+  } catch (const OutputBudgetExceeded& e) {
+    const std::string what = e.what();
+    CHECK(what.find("writing events.jsonl of /disk/res would leave less than the") !=
+          std::string::npos);
+    CHECK(what.find("kept free under /disk") != std::string::npos);
+  }
+  free = std::nullopt;  // unknown: not refused on the disk's account
+  CHECK(b.take(50));
+  CHECK(b.used() == 135);
+}
+
+TEST_CASE("a watched budget measures every eighth of its margin, within 64 KiB and 64 MiB",
+          "[unit][budget]") {
+  CHECK(OutputBudget::watch_interval(0) == 64 << 10);
+  CHECK(OutputBudget::watch_interval(8 << 20) == 1 << 20);
+  CHECK(OutputBudget::watch_interval(100 * kGiB) == 64 << 20);
+}

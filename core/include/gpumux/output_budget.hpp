@@ -9,7 +9,10 @@
 // its temporary folder: nothing appears under the final name.
 //
 // The limit is the config's `max_output_gib`, or by default the free space of the results
-// file system when the run starts less a margin (default_limit).
+// file system when the run starts less a margin (default_limit). The default also watches the
+// disk while the run writes: other writers (a sweep's other points under -j N, anything else on
+// the machine) share that free space, so every FreeSpaceWatch::interval bytes the free space is
+// measured again, and a write that would leave less than the margin free is refused too.
 //
 // An early estimate ("this run will write about N GB; M GB free") plugs in before the run:
 // it reads limit() and source() from the writer's budget (ResultWriter::budget()) and warns or
@@ -22,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +38,15 @@ namespace gpumux {
 class OutputBudgetExceeded final : public Error {
  public:
   using Error::Error;
+};
+
+/// How the default budget re-measures the disk while writing.
+struct FreeSpaceWatch {
+  /// Bytes free to an unprivileged writer now, or nullopt when unknown (then not checked).
+  std::function<std::optional<std::uint64_t>()> free_bytes;
+  std::uint64_t reserve_bytes = 0;   ///< a write must leave at least this much free
+  std::uint64_t interval_bytes = 0;  ///< bytes charged between two measurements (> 0)
+  std::string where;                 ///< the folder measured, for messages
 };
 
 class OutputBudget {
@@ -49,6 +62,8 @@ class OutputBudget {
   /// at the start under /data/results").
   OutputBudget(std::uint64_t limit_bytes, std::string source)
       : limit_(limit_bytes), source_(std::move(source)) {}
+  /// As above, and the disk is re-measured while writing (`watch`; the default budget's).
+  OutputBudget(std::uint64_t limit_bytes, std::string source, FreeSpaceWatch watch);
 
   /// The budget of a run writing under `dir`: `max_output_bytes` when set, else the default
   /// for the free space of the file system holding dir (free_bytes; no limit when it cannot
@@ -67,9 +82,16 @@ class OutputBudget {
   /// `gib` GiB in bytes (rounded up, so never 0 for a positive value).
   [[nodiscard]] static std::uint64_t gib_to_bytes(double gib) noexcept;
 
-  /// Takes `bytes` from the budget if they fit; false (nothing taken) when they do not.
-  [[nodiscard]] bool take(std::uint64_t bytes) noexcept {
+  /// The interval between two measurements of the disk for a `reserve_bytes` margin: an
+  /// eighth of it, so a few writers between two measurements do not use it up, within
+  /// [64 KiB, 64 MiB] (a statvfs costs about a microsecond; 64 MiB of output far more).
+  [[nodiscard]] static std::uint64_t watch_interval(std::uint64_t reserve_bytes) noexcept;
+
+  /// Takes `bytes` from the budget if they fit, and, when watched, leave the margin free on
+  /// the disk; false (nothing taken) when they do not.
+  [[nodiscard]] bool take(std::uint64_t bytes) {
     if (bytes > limit_ - used_) return false;
+    if (watch_ && used_ + bytes >= next_check_ && !disk_has_room(bytes)) return false;
     used_ += bytes;
     return true;
   }
@@ -86,9 +108,15 @@ class OutputBudget {
   [[nodiscard]] const std::string& source() const noexcept { return source_; }
 
  private:
+  // Measures the disk: true when `bytes` more leave the margin free (or it cannot be told).
+  [[nodiscard]] bool disk_has_room(std::uint64_t bytes);
+
   std::uint64_t limit_;
   std::uint64_t used_ = 0;
   std::string source_;
+  std::optional<FreeSpaceWatch> watch_;
+  std::uint64_t next_check_ = 0;                 ///< used_ at which the disk is measured again
+  std::optional<std::uint64_t> low_free_bytes_;  ///< the measurement that refused a write
 };
 
 }  // namespace gpumux
