@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <new>
 #include <stdexcept>
+#include <string>
 
+#include "gpumux/errors.hpp"
 #include "gpumux/ids.hpp"
 #include "gpumux/json_reader.hpp"
 #include "gpumux/params.hpp"
@@ -59,7 +62,20 @@ EmulatedPlatform::EmulatedPlatform(const PlatformSetup& setup) {
   if (setup.profiles.size() > kMaxDevices) {
     throw std::invalid_argument("platform emulated: too many devices");
   }
-  store_ = std::make_unique<HostWeightStore>(static_cast<std::size_t>(weights_mib) * kMiB);
+  // The buffers are allocated here, whole: a size in range that the host cannot hold is a
+  // runtime failure naming the key that sized it, not a bare std::bad_alloc.
+  const auto host_memory_error = [&](const std::string& what, const std::string& key) {
+    return Error("platform emulated: cannot allocate host memory for " + what + " (" +
+                 setup.config_file + ": platform_params." + key + "; " +
+                 std::to_string(setup.profiles.size()) +
+                 " devices): lower it, or run fewer devices");
+  };
+  try {
+    store_ = std::make_unique<HostWeightStore>(static_cast<std::size_t>(weights_mib) * kMiB);
+  } catch (const std::bad_alloc&) {
+    throw host_memory_error("the weight store of " + std::to_string(weights_mib) + " MiB",
+                            "host_weights_mib");
+  }
   std::vector<EmulatedDevice*> peers;
   for (std::size_t i = 0; i < setup.profiles.size(); ++i) {
     EmulatedDeviceOptions o;
@@ -67,8 +83,17 @@ EmulatedPlatform::EmulatedPlatform(const PlatformSetup& setup) {
     o.arena_bytes = static_cast<std::uint64_t>(arena_mib) * kMiB;
     o.cpu_region_bytes = static_cast<std::size_t>(region_mib) * kMiB;
     o.max_copy_bytes = static_cast<std::uint64_t>(copy_mib) * kMiB;
-    devices_.push_back(std::make_unique<EmulatedDevice>(DeviceId{static_cast<std::uint16_t>(i)},
-                                                        setup.profiles[i], runtime_, *store_, o));
+    try {
+      devices_.push_back(std::make_unique<EmulatedDevice>(DeviceId{static_cast<std::uint16_t>(i)},
+                                                          setup.profiles[i], runtime_, *store_, o));
+    } catch (const std::bad_alloc&) {
+      throw host_memory_error("device " + std::to_string(i) + "'s arena (profile '" +
+                                  setup.profiles[i].name + "', " +
+                                  (arena_mib == 0 ? "the default min(profile memory, 256 MiB)"
+                                                  : std::to_string(arena_mib) + " MiB") +
+                                  ")",
+                              "host_arena_mib");
+    }
     peers.push_back(devices_.back().get());
   }
   for (auto& d : devices_) d->set_peers(peers);

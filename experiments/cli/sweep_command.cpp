@@ -140,9 +140,11 @@ int write_and_submit(const SlurmScriptTexts& texts, const SweepArgs& args, const
               << sweep.points.size() << " tasks) and collect job " << collect_id
               << " (after the array's tasks end)\n";
   } else {
+    // Quoted as the shell reads them: a person copies these lines into one.
     std::cerr << "sweep " << sweep.name << ": submit with `sbatch --parsable "
-              << scripts.array.string() << "`, then `sbatch --dependency=afterany:<id> "
-              << scripts.collect.string() << "` (or run this command with --submit)\n";
+              << shell_quote(scripts.array.string())
+              << "`, then `sbatch --dependency=afterany:<id> "
+              << shell_quote(scripts.collect.string()) << "` (or run this command with --submit)\n";
   }
   return 0;
 }

@@ -109,6 +109,26 @@ TEST_CASE("emulated host_arena_mib and max_copy_mib that wrapped to 0 bytes are 
                      "platform_params.cpu_region_mib", "[1, 1073741824]");
 }
 
+TEST_CASE("an emulated arena in range that the host cannot hold names its key, exit 1",
+          "[cli][numbers]") {
+  // 2^30 MiB (1 PiB), the largest accepted: more than any address space. Before: a bare
+  // `error: std::bad_alloc`. (Sanitizers' allocators must return null, as libc's does.)
+  const fs::path cfg = write("arena-huge.json", kEmulated);
+  const fs::path out = scratch() / "out-arena-huge";
+  const Outcome o =
+      gpumux("run '" + cfg.string() + "' --set platform_params.host_arena_mib=1073741824 --out '" +
+                 out.string() + "' -q",
+             "ASAN_OPTIONS=allocator_may_return_null=1");
+  INFO(o.output);
+  CHECK(o.exit_code == 1);
+  CHECK(o.output.find("platform emulated: cannot allocate host memory for device 0's arena "
+                      "(profile 'v100-pcie3x16', 1073741824 MiB) (") != std::string::npos);
+  CHECK(o.output.find("arena-huge.json: platform_params.host_arena_mib; 1 devices)") !=
+        std::string::npos);
+  CHECK(o.output.find("std::bad_alloc") == std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}
+
 TEST_CASE("integers narrowed to 32 bits are checked first: one row per key", "[cli][numbers]") {
   struct Row {
     const char* name;

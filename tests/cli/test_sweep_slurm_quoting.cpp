@@ -118,6 +118,10 @@ TEST_CASE("sweep --slurm scripts pass hostile values through intact and run noth
   const std::string array = slurp(dir / "array.sbatch");
   const std::string collect = slurp(dir / "collect.sbatch");
   REQUIRE_FALSE(array.empty());
+  // The submit hint a person copies into a shell quotes the paths as the scripts do.
+  CHECK(o.output.find("submit with `sbatch --parsable " + sq((dir / "array.sbatch").string()) +
+                      "`, then `sbatch --dependency=afterany:<id> " +
+                      sq((dir / "collect.sbatch").string()) + "`") != std::string::npos);
 
   // bash reads both scripts without a syntax error.
   for (const char* f : {"array.sbatch", "collect.sbatch"}) {
