@@ -22,12 +22,17 @@ SpillFile::SpillFile(const std::filesystem::path& dir, std::string purpose, std:
   std::error_code ec;
   const std::filesystem::path folder = dir.empty() ? std::filesystem::temp_directory_path(ec) : dir;
   where_ = folder.empty() ? std::string(".") : folder.string();
+  // O_TMPFILE (Linux 3.11+, where the file system has it: ext4, XFS, Btrfs, tmpfs): the file
+  // never has a name, so nothing is left to clean up after a crash.
+  fd_ = ::open(where_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd_ >= 0) return;
+  // Elsewhere (EOPNOTSUPP, EISDIR before 3.11, ...): a fresh name, unlinked at once, so a
+  // named .gpumux-import-XXXXXX exists only for that moment.
   std::string name = (std::filesystem::path(where_) / ".gpumux-import-XXXXXX").string();
   std::vector<char> path(name.begin(), name.end());
   path.push_back('\0');
-  fd_ = mkstemp(path.data());
+  fd_ = ::mkostemp(path.data(), O_CLOEXEC);
   if (fd_ < 0) fail("cannot create", errno);
-  // Unlinked at once: nothing to clean up after a crash.
   ::unlink(path.data());
 }
 

@@ -1,7 +1,7 @@
 // A temporary file for what `gpumux trace import` cannot hold in memory (sorted runs of
-// arrival times, kept columns waiting to be written): created in a folder and unlinked at
-// once, so it takes no name there and its space returns to the disk when the file is closed,
-// even if the process is killed. Internal to core.
+// arrival times, kept columns waiting to be written): created in a folder without a name
+// (O_TMPFILE; where the file system lacks it, named and unlinked at once), so its space
+// returns to the disk when the file is closed, even if the process is killed. Internal to core.
 //
 // Errors (a full disk, a folder that cannot hold files) are gpumux::Error naming the folder
 // and the purpose. Thread rules: one thread.

@@ -163,11 +163,18 @@ std::int64_t Converter::row_time(const Table::Row& row) {
   }
   auto ns = parse_time_ns(*cell, o_.unit);
   if (!ns) {
-    bool impossible = false;
-    if (o_.unit == TimeUnit::Datetime) (void)parse_datetime_ns(trim(*cell), &impossible);
+    DateProblem problem = DateProblem::None;
+    if (o_.unit == TimeUnit::Datetime) (void)parse_datetime_ns(trim(*cell), &problem);
+    if (problem == DateProblem::OutOfRange) {
+      throw TraceError(file_, place_of(json_elements_, row.line),
+                       column() + ": '" + printable(*cell) +
+                           "' is outside the supported range, " + std::string(kDatetimeRange) +
+                           " (times are held as int64 nanoseconds since 1970-01-01)");
+    }
     throw TraceError(file_, place_of(json_elements_, row.line),
                      column() + ": expected " + unit_name(o_.unit) + ", got '" + printable(*cell) +
-                         "'" + (impossible ? " (no such date or time)" : ""));
+                         "'" +
+                         (problem == DateProblem::NoSuchInstant ? " (no such date or time)" : ""));
   }
   if (o_.gaps) {
     // Inter-arrival gaps: the arrival is the running sum, exact in integer ns.
@@ -256,7 +263,6 @@ void Converter::accept(const Table::Row& row) {
 Result Converter::finish(const std::string& no_rows) {
   if (!any_) throw TraceError(file_, "line 1", no_rows);
   res_.first_ns = min_.ns;
-  res_.span_ns = max_.ns - min_.ns;
   if (sorter_) {
     base_ = o_.origin == Origin::First ? min_.ns : 0;
     // Checked before anything is written: the earliest and the latest arrival.
@@ -269,6 +275,8 @@ Result Converter::finish(const std::string& no_rows) {
       write_row(e.ns, kept_.empty() ? std::string_view() : tails_->get(e.ref), 0);
     });
   }
+  // Both within the replay limit of the base (checked above, or row by row): no overflow.
+  res_.span_ns = max_.ns - min_.ns;
   out_.flush();
   return res_;
 }

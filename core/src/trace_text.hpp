@@ -35,9 +35,22 @@ void append_seconds(std::string& out, std::int64_t ns, int decimals);
 /// The names, printable and comma-separated (for messages).
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 
+/// Why a date and time whose fields are well formed was refused.
+enum class DateProblem : std::uint8_t {
+  None,
+  NoSuchInstant,  // 2023-02-30, 24:00:00, a leap second
+  OutOfRange,     // beyond kDatetimeRange
+};
+
+/// The dates and times held: int64 ns since 1970-01-01 reach from 1677-09-21 00:12:43.145224192
+/// to 2262-04-11 23:47:16.854775807; the whole seconds inside that, -9,223,372,036 s to
+/// 9,223,372,035 s, with any fraction (so an arrival can be negated without overflow).
+inline constexpr std::string_view kDatetimeRange =
+    "1677-09-21 00:12:44 to 2262-04-11 23:47:15.999999999 UTC";
+
 /// A date and time as ns since the Unix epoch (trace_time.cpp); nullopt when it is not one,
-/// and then `*impossible` (when given) is set if the fields are well formed but name no
-/// instant (2023-02-30, 24:00:00, a leap second).
-[[nodiscard]] std::optional<std::int64_t> parse_datetime_ns(std::string_view s, bool* impossible);
+/// and then `*problem` (when given) says why, if the fields were well formed.
+[[nodiscard]] std::optional<std::int64_t> parse_datetime_ns(std::string_view s,
+                                                            DateProblem* problem);
 
 }  // namespace gpumux::trace_import

@@ -84,6 +84,10 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
+// kDatetimeRange in whole seconds since 1970-01-01.
+constexpr std::int64_t kMinDatetimeSeconds = -9'223'372'036LL;
+constexpr std::int64_t kMaxDatetimeSeconds = 9'223'372'035LL;
+
 // Days in month `m` (1-12) of Gregorian year `y`.
 unsigned days_in_month(unsigned y, unsigned m) {
   static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -93,7 +97,7 @@ unsigned days_in_month(unsigned y, unsigned m) {
 
 }  // namespace
 
-std::optional<std::int64_t> parse_datetime_ns(std::string_view s, bool* impossible) {
+std::optional<std::int64_t> parse_datetime_ns(std::string_view s, DateProblem* problem) {
   if (!s.empty() && (s.back() == 'Z' || s.back() == 'z')) s.remove_suffix(1);
   if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
       s[13] != ':' || s[16] != ':') {
@@ -119,12 +123,16 @@ std::optional<std::int64_t> parse_datetime_ns(std::string_view s, bool* impossib
   // the count these times become, has no place for.
   if (*y < 1 || *mo < 1 || *mo > 12 || *d < 1 || *d > days_in_month(*y, *mo) || *h > 23 ||
       *mi > 59 || *sec > 59) {
-    if (impossible != nullptr) *impossible = true;
+    if (problem != nullptr) *problem = DateProblem::NoSuchInstant;
     return std::nullopt;
   }
   const std::int64_t days = days_from_civil(*y, *mo, *d);
   const std::int64_t secs = days * 86400 + *h * 3600LL + *mi * 60LL + *sec;
-  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return std::nullopt;  // int64 ns
+  // kDatetimeRange: years 1-9999 give +-2.5e11 s, so this cannot overflow.
+  if (secs > kMaxDatetimeSeconds || secs < kMinDatetimeSeconds) {
+    if (problem != nullptr) *problem = DateProblem::OutOfRange;
+    return std::nullopt;
+  }
   return secs * 1'000'000'000LL + frac;
 }
 

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <new>
@@ -25,43 +24,15 @@ namespace {
 namespace fs = std::filesystem;
 namespace ti = gpumux::trace_import;
 
-fs::path sidecar_of(const fs::path& out) {
-  return import_sidecar_of(out);
-}
-
-// The sidecar's first line is how gpumux recognises an output it wrote (and may replace).
-bool written_by_import(const fs::path& sidecar) {
-  std::ifstream in(sidecar);
-  std::string first;
-  return std::getline(in, first) && first == kImportSidecarMarker;
-}
-
-// Refuses (UsageError) to replace anything gpumux trace import did not write, and anything
-// at all without --force.
+// Refuses (UsageError) the input as the output, and what the --force rule forbids
+// (check_import_target): anything trace import did not write, and anything at all without
+// --force.
 void check_target(const fs::path& in, const fs::path& out, bool force) {
   std::error_code ec;
   if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
     throw UsageError("--out: " + out.string() + " is the input file");
   }
-  const fs::path side = sidecar_of(out);
-  const bool out_exists = fs::symlink_status(out, ec).type() != fs::file_type::not_found;
-  const bool side_exists = fs::symlink_status(side, ec).type() != fs::file_type::not_found;
-  if (!out_exists && !side_exists) return;
-  for (const fs::path& p : {out, side}) {
-    const auto type = fs::symlink_status(p, ec).type();
-    if (type != fs::file_type::not_found && type != fs::file_type::regular) {
-      throw UsageError("--out: " + p.string() + " exists and is not a regular file");
-    }
-  }
-  if (!side_exists || !written_by_import(side)) {
-    throw UsageError("--out: " + out.string() +
-                     " exists and was not written by gpumux trace import (no " + side.string() +
-                     " saying so); choose another file");
-  }
-  if (!force) {
-    throw UsageError("--out: " + out.string() +
-                     " holds an earlier import; pass --force to replace it");
-  }
+  (void)check_import_target(out, force);
 }
 
 std::string utc_now() {
@@ -126,31 +97,38 @@ std::string sidecar_text(const TraceImportArgs& a, const ti::Preset* preset, con
                          const ti::Result& r, const Provenance& p) {
   std::error_code ec;
   const nlohmann::json build = build_info();
-  std::ostringstream side;
-  side << kImportSidecarMarker << "\n"
-       << "origin: " << a.input << " (" << fs::absolute(fs::path(a.input), ec).string() << ")\n"
-       << "origin_bytes: " << p.origin_bytes << "\n"
-       << "origin_sha256: " << p.origin_sha256 << "\n"
-       << "data_sha256: " << p.data_sha256 << "\n"
-       << "licence: "
-       << (!a.licence.empty() ? a.licence
-           : preset           ? preset->licence
-                              : "unknown")
-       << "\n"
-       << "preset: " << (preset ? preset->name : "none") << "\n"
-       << "command: " << a.command << "\n"
-       << "date: " << utc_now() << "\n"
-       << "gpumux: " << build.value("version", "") << " (git " << build.value("git_revision", "")
-       << ")\n"
-       << "rows: " << r.rows_read << " read, " << r.rows_written << " written"
-       << (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
-                              : std::string())
-       << "\n"
-       << "time: column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
+  std::ostringstream time;
+  time << "column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
        << seconds(r.span_ns) << " s, origin "
-       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", " << o.decimals
-       << " decimals\n";
-  return side.str();
+       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", "
+       << o.decimals << " decimals";
+  const std::string rows =
+      std::to_string(r.rows_read) + " read, " + std::to_string(r.rows_written) + " written" +
+      (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
+                          : std::string());
+  // In kImportSidecarKeys' order, after the marker; every value escaped to one line.
+  const std::pair<std::string_view, std::string> lines[] = {
+      {"origin", a.input + " (" + fs::absolute(fs::path(a.input), ec).string() + ")"},
+      {"origin_bytes", p.origin_bytes},
+      {"origin_sha256", p.origin_sha256},
+      {"data_sha256", p.data_sha256},
+      {"licence", !a.licence.empty() ? a.licence : preset ? preset->licence : "unknown"},
+      {"preset", preset ? preset->name : "none"},
+      {"command", a.command},
+      {"date", utc_now()},
+      {"gpumux", build.value("version", "") + " (git " + build.value("git_revision", "") + ")"},
+      {"rows", rows},
+      {"time", time.str()},
+  };
+  std::string side(kImportSidecarMarker);
+  side += '\n';
+  for (const auto& [key, value] : lines) {
+    side.append(key);
+    side += ": ";
+    side += escape_sidecar_value(value);
+    side += '\n';
+  }
+  return side;
 }
 
 int trace_import(const TraceImportArgs& a) {
@@ -190,7 +168,7 @@ int trace_import(const TraceImportArgs& a) {
 
   std::error_code ec;
   if (!out.parent_path().empty()) fs::create_directories(out.parent_path(), ec);
-  ImportOutput pair(out);
+  ImportOutput pair(out, a.force);
   ti::SortSpace space;
   space.dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
   const ti::Result r = ti::import_file(input, in, spec, pair, space);

@@ -257,3 +257,28 @@ TEST_CASE("JSONL whose lines keep adding keys is refused at a bounded column cou
         "in: line 10000: more than 10000 distinct keys (columns); a request trace has a fixed "
         "set of fields");
 }
+
+TEST_CASE("dates beyond what int64 nanoseconds hold are refused with the range",
+          "[trace_import]") {
+  // int64 ns since 1970 reach from 1677-09-21 00:12:43.145224192 to 2262-04-11
+  // 23:47:16.854775807; the whole seconds inside: -9,223,372,036 s to 9,223,372,035 s.
+  CHECK(parse_time_ns("2262-04-11 23:47:15.999999999", TimeUnit::Datetime) ==
+        9'223'372'035'999'999'999);
+  CHECK(parse_time_ns("1677-09-21 00:12:44", TimeUnit::Datetime) == -9'223'372'036'000'000'000);
+  for (const char* far : {"2262-04-11 23:47:16", "1677-09-21 00:12:43.999999999",
+                          "9999-12-31 23:59:59", "0001-01-01 00:00:00"}) {
+    INFO(far);
+    CHECK_FALSE(parse_time_ns(far, TimeUnit::Datetime));
+  }
+  CHECK(error_of("TIMESTAMP\n2023-02-28 23:59:59\n9999-12-31 23:59:59\n", Format::Csv,
+                 time_in("TIMESTAMP", TimeUnit::Datetime)) ==
+        "in: line 3: 'TIMESTAMP': '9999-12-31 23:59:59' is outside the supported range, "
+        "1677-09-21 00:12:44 to 2262-04-11 23:47:15.999999999 UTC (times are held as int64 "
+        "nanoseconds since 1970-01-01)");
+  // The earliest and the latest date held, sorted: 584 years apart, beyond the replay limit
+  // (their difference does not fit in int64 either).
+  Options o = time_in("TIMESTAMP", TimeUnit::Datetime);
+  o.sort = true;
+  CHECK(error_of("TIMESTAMP\n2262-04-11 23:47:15\n1677-09-21 00:12:44\n", Format::Csv, o) ==
+        "in: line 2: arrival at 9223372035.000000000 s is beyond the replay limit of 1e9 s");
+}

@@ -1,6 +1,10 @@
 // SHA-256 (FIPS 180-4) of bytes, as 64 lowercase hex digits. Used to fingerprint a run's
-// resolved inputs so that a sweep can tell a stale result from a complete one; not used for
-// security. Pure function, thread-safe.
+// resolved inputs so that a sweep can tell a stale result from a complete one, and an imported
+// trace's data (trace_sidecar.hpp); not used for security.
+//
+// Thread rules: sha256_hex() is a pure function, safe from any number of threads at once. A
+// Sha256 object holds the state of one digest: one thread at a time per object (distinct
+// objects in distinct threads are fine).
 #pragma once
 
 #include <array>
