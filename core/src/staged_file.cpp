@@ -98,8 +98,7 @@ int StagedFile::take_hidden_name(bool link_open_file) {
 }
 
 int StagedFile::link_unnamed(const std::string& to) const {
-  return ::linkat(AT_FDCWD, proc_fd_path(fd_).c_str(), dir_fd_, to.c_str(), AT_SYMLINK_FOLLOW) ==
-                 0
+  return ::linkat(AT_FDCWD, proc_fd_path(fd_).c_str(), dir_fd_, to.c_str(), AT_SYMLINK_FOLLOW) == 0
              ? 0
              : errno;
 }

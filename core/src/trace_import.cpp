@@ -167,8 +167,8 @@ std::int64_t Converter::row_time(const Table::Row& row) {
     if (o_.unit == TimeUnit::Datetime) (void)parse_datetime_ns(trim(*cell), &problem);
     if (problem == DateProblem::OutOfRange) {
       throw TraceError(file_, place_of(json_elements_, row.line),
-                       column() + ": '" + printable(*cell) +
-                           "' is outside the supported range, " + std::string(kDatetimeRange) +
+                       column() + ": '" + printable(*cell) + "' is outside the supported range, " +
+                           std::string(kDatetimeRange) +
                            " (times are held as int64 nanoseconds since 1970-01-01)");
     }
     throw TraceError(file_, place_of(json_elements_, row.line),

@@ -88,13 +88,14 @@ std::optional<std::string> import_sidecar_data_sha256(const std::filesystem::pat
     const std::string key = line.substr(0, colon);
     if (std::find(kImportSidecarKeys.begin(), kImportSidecarKeys.end(), key) ==
         kImportSidecarKeys.end()) {
-      throw TraceError(name, where, "'" + escape_sidecar_value(key) +
-                                        "' is not a key gpumux trace import writes");
+      throw TraceError(
+          name, where,
+          "'" + escape_sidecar_value(key) + "' is not a key gpumux trace import writes");
     }
     if (const auto [it, fresh] = seen.emplace(key, number); !fresh) {
-      throw TraceError(name, where,
-                       key + " appears a second time (first on line " +
-                           std::to_string(it->second) + ")");
+      throw TraceError(
+          name, where,
+          key + " appears a second time (first on line " + std::to_string(it->second) + ")");
     }
     if (std::any_of(line.begin(), line.end(), is_control)) {
       throw TraceError(name, where, "a raw control character (gpumux writes them escaped)");

@@ -100,8 +100,8 @@ std::string sidecar_text(const TraceImportArgs& a, const ti::Preset* preset, con
   std::ostringstream time;
   time << "column " << o.time_column << ", first value " << r.first_ns << " ns as read, span "
        << seconds(r.span_ns) << " s, origin "
-       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", "
-       << o.decimals << " decimals";
+       << (o.origin == ti::Origin::First ? "first row (starts at 0)" : "kept") << ", " << o.decimals
+       << " decimals";
   const std::string rows =
       std::to_string(r.rows_read) + " read, " + std::to_string(r.rows_written) + " written" +
       (r.out_of_order > 0 ? ", " + std::to_string(r.out_of_order) + " out of order, sorted"
@@ -112,7 +112,9 @@ std::string sidecar_text(const TraceImportArgs& a, const ti::Preset* preset, con
       {"origin_bytes", p.origin_bytes},
       {"origin_sha256", p.origin_sha256},
       {"data_sha256", p.data_sha256},
-      {"licence", !a.licence.empty() ? a.licence : preset ? preset->licence : "unknown"},
+      {"licence", !a.licence.empty() ? a.licence
+                  : preset           ? preset->licence
+                                     : "unknown"},
       {"preset", preset ? preset->name : "none"},
       {"command", a.command},
       {"date", utc_now()},

@@ -62,8 +62,9 @@ TEST_CASE("replay: a .SOURCE that repeats a key is refused naming the line",
           "[cli][trace_import][sidecar]") {
   const fs::path src = write("side-dup/in.csv", "ts\n1\n2\n");
   const fs::path out = scratch() / "side-dup/out.csv";
-  REQUIRE(gpumux("trace import " + q(src) + " --out " + q(out) + " --time-column ts -q")
-              .exit_code == 0);
+  REQUIRE(
+      gpumux("trace import " + q(src) + " --out " + q(out) + " --time-column ts -q").exit_code ==
+      0);
   const fs::path side = out.string() + ".SOURCE";
   const std::string text = slurp(side);
   // The real digest twice (lines 5 and 6): a reader that takes the first one accepts it.

@@ -77,8 +77,9 @@ TEST_CASE("trace import: imports run at once into one OUT leave a matching pair"
   std::string script;
   const fs::path out = scratch() / "stage-race/out.csv";
   const fs::path first = write("stage-race/in0.csv", "ts\n0\n");
-  REQUIRE(gpumux("trace import " + q(first) + " --out " + q(out) + " --time-column ts -q")
-              .exit_code == 0);
+  REQUIRE(
+      gpumux("trace import " + q(first) + " --out " + q(out) + " --time-column ts -q").exit_code ==
+      0);
   for (int k = 1; k <= 6; ++k) {
     std::string csv = "ts,note\n";
     for (int row = 0; row < 4000 * k; ++row) {

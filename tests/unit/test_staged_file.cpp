@@ -131,8 +131,7 @@ TEST_CASE("a staged file's hidden name is removed only while it is still its own
   CHECK(dir.read(taken) == "theirs\n");
 }
 
-TEST_CASE("a staged file that cannot be created is an error naming the target",
-          "[staged_file]") {
+TEST_CASE("a staged file that cannot be created is an error naming the target", "[staged_file]") {
   CHECK_THROWS_WITH(StagedFile(-1, "x/out.csv", "out.csv"),
                     "x/out.csv: cannot create a temporary file beside it (Bad file descriptor)");
 }

@@ -258,8 +258,7 @@ TEST_CASE("JSONL whose lines keep adding keys is refused at a bounded column cou
         "set of fields");
 }
 
-TEST_CASE("dates beyond what int64 nanoseconds hold are refused with the range",
-          "[trace_import]") {
+TEST_CASE("dates beyond what int64 nanoseconds hold are refused with the range", "[trace_import]") {
   // int64 ns since 1970 reach from 1677-09-21 00:12:43.145224192 to 2262-04-11
   // 23:47:16.854775807; the whole seconds inside: -9,223,372,036 s to 9,223,372,035 s.
   CHECK(parse_time_ns("2262-04-11 23:47:15.999999999", TimeUnit::Datetime) ==

@@ -21,8 +21,8 @@ inline constexpr std::string_view kImportSidecarMarker = "written_by: gpumux tra
 
 /// The keys of a .SOURCE, in the order gpumux writes them.
 inline constexpr std::array<std::string_view, 12> kImportSidecarKeys = {
-    "written_by", "origin", "origin_bytes", "origin_sha256", "data_sha256", "licence",
-    "preset",     "command", "date",        "gpumux",        "rows",        "time"};
+    "written_by", "origin",  "origin_bytes", "origin_sha256", "data_sha256", "licence",
+    "preset",     "command", "date",         "gpumux",        "rows",        "time"};
 
 /// `<csv>.SOURCE`.
 [[nodiscard]] std::filesystem::path import_sidecar_of(const std::filesystem::path& csv);
