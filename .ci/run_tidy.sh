@@ -19,8 +19,12 @@ import json, os, re, sys
 root = sys.argv[1]
 db = json.load(open(f"{root}/build-no-cuda/compile_commands.json"))
 gcc_only = re.compile(r"\s-mmemset-strategy=\S+")
+# CMake's precompiled header (GCC: -Winvalid-pch -include .../cmake_pch.hxx; clang: the same
+# through -Xclang): clang-tidy reads each source as written, so that a missing include shows.
+pch = re.compile(r"\s-Winvalid-pch|(\s-Xclang)?\s-include-pch(\s-Xclang)?\s\S+"
+                 r"|(\s-Xclang)?\s-include(\s-Xclang)?\s\S*cmake_pch\.hxx")
 for entry in db:
-    entry["command"] = gcc_only.sub("", entry["command"])
+    entry["command"] = pch.sub("", gcc_only.sub("", entry["command"]))
 os.makedirs(f"{root}/build-no-cuda/tidy", exist_ok=True)
 json.dump(db, open(f"{root}/build-no-cuda/tidy/compile_commands.json", "w"), indent=1)
 seen = []

@@ -47,3 +47,15 @@ function(gpumux_link_all target)
     add_dependencies(${target} gpumux_cuda)
   endif()
 endfunction()
+
+# Precompiled headers, a build-time saving only: nlohmann/json.hpp alone costs 3.9 s of GCC 12
+# -O3 time in every translation unit that includes it, Catch2's single header 2.2 s (measured
+# 2026-11-29 on the 2-core development VM; docs/results/ci-time-2026-11-29.md). Each target
+# compiles them once. Sources still include what they use: clang-tidy reads them without the
+# precompiled header (.ci/run_tidy.sh), so a missing include is still found.
+# -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON builds without.
+set(GPUMUX_PCH_HEADERS <nlohmann/json.hpp> <algorithm> <cstdint> <filesystem> <functional> <map>
+    <memory> <optional> <string> <string_view> <unordered_map> <vector>)
+function(gpumux_precompile target)
+  target_precompile_headers(${target} PRIVATE ${GPUMUX_PCH_HEADERS} ${ARGN})
+endfunction()

@@ -38,23 +38,43 @@ cmake --build --preset fuzz --target "${targets[@]}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# One harness per core at a time (GPUMUX_FUZZ_JOBS, default `nproc`): each libFuzzer process
+# is single-threaded, so on CI's 2 cores two at once halve the stage's wall time at the same
+# fuzzing time per harness.
+jobs=${GPUMUX_FUZZ_JOBS:-$(nproc)}
+run_one() {  # harness -> its log and exit code under build-fuzz/findings/
+  local h=$1
+  rm -f "$build/findings/$h.rc"
+  local work="$build/corpus-work/$h"   # grows as the fuzzer finds new coverage; not committed
+  local findings="$build/findings/$h"
+  mkdir -p "$work" "$findings"
+  # -max_len: inputs up to 1 MiB (the largest seed is a device profile of about 11 KiB);
+  # libFuzzer grows inputs towards it gradually, so a short run stays mostly small.
+  local rc=0
+  "$build/tests/fuzz/gpumux_fuzz_$h" "$work" "$here/corpus/$h" \
+    -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$findings/" >"$build/findings/$h.log" 2>&1 || rc=$?
+  echo "$rc" >"$build/findings/$h.rc"
+}
+running=0
+for target in "${targets[@]}"; do
+  if [[ $running -ge $jobs ]]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_one "${target#gpumux_fuzz_}" &
+  running=$((running + 1))
+done
+wait || true
 status=0
 summary=""
 for target in "${targets[@]}"; do
   h=${target#gpumux_fuzz_}
-  work="$build/corpus-work/$h"     # grows as the fuzzer finds new coverage; not committed
-  findings="$build/findings/$h"
-  mkdir -p "$work" "$findings"
   log="$build/findings/$h.log"
-  # -max_len: inputs up to 1 MiB (the largest seed is a device profile of about 11 KiB);
-  # libFuzzer grows inputs towards it gradually, so a short run stays mostly small.
-  rc=0
-  "$build/tests/fuzz/$target" "$work" "$here/corpus/$h" \
-    -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
+  rc=$(cat "$build/findings/$h.rc" 2>/dev/null || echo 1)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   per_s=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  line=$(printf '%-9s %12s execs %8s exec/s  exit %d' "$h" "${execs:-?}" "${per_s:-?}" "$rc")
+  line=$(printf '%-16s %12s execs %8s exec/s  exit %d' "$h" "${execs:-?}" "${per_s:-?}" "$rc")
   echo "$line"
   summary+="$line"$'\n'
   if [[ $rc -ne 0 ]]; then
