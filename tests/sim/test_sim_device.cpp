@@ -127,7 +127,7 @@ struct Rig {
   }
   void at(TimeNs t, std::function<void()> fn) {
     rt.schedule_at(
-        t, [this, fn = std::make_shared<std::function<void()>>(std::move(fn))] { (*fn)(); });
+        t, [fn = std::make_shared<std::function<void()>>(std::move(fn))] { (*fn)(); });
   }
 
   SimRuntime rt;
