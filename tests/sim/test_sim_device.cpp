@@ -126,8 +126,7 @@ struct Rig {
     for (std::uint32_t s = 0; s < n; ++s) stream(s, 0);
   }
   void at(TimeNs t, std::function<void()> fn) {
-    rt.schedule_at(
-        t, [fn = std::make_shared<std::function<void()>>(std::move(fn))] { (*fn)(); });
+    rt.schedule_at(t, [fn = std::make_shared<std::function<void()>>(std::move(fn))] { (*fn)(); });
   }
 
   SimRuntime rt;
