@@ -300,15 +300,16 @@ TEST_CASE("olympian and tf_serving reject what they cannot serve, with a reason"
       CHECK(r.summary["jobs"][0]["status"].get<std::string>().rfind("rejected: ", 0) == 0);
       // Requests whose activations never fit are rejected, not left hanging: 2 GiB device,
       // VGG-16 at batch 64 needs ~0.5 GiB of weights and ~1.6 GiB of activations.
-      const auto m = test::run_config(config(
-          policy, json::object(), {service("v", "vgg16", 64, 0.0, 1)}, "v100-pcie3x16", 2.0));
+      const auto m = test::run_config(config(policy, json::object(),
+                                             json::array({service("v", "vgg16", 64, 0.0, 1)}),
+                                             "v100-pcie3x16", 2.0));
       CHECK(m.run.jobs_rejected == 1);
     }
   }
 }
 
 TEST_CASE("olympian reads its parameters strictly", "[olympian]") {
-  const json jobs = {service("s", "resnet50", 8, 0.0, 1)};
+  const json jobs = json::array({service("s", "resnet50", 8, 0.0, 1)});
   CHECK_THROWS_WITH(test::run_config(config("olympian", {{"quantum", 1000}}, jobs)),
                     Catch::Contains("policy.params.quantum"));
   CHECK_THROWS_WITH(test::run_config(config("olympian", {{"quantum_us", 0}}, jobs)),

@@ -39,7 +39,7 @@ ExperimentResult run(const std::string& policy, json params, json jobs) {
 /// 10 identical Inception-v3 clients (batch 100), `requests` each, after a warm-up service
 /// of 2 requests that builds the profile (profile_requests 2).
 json ten_clients(int requests) {
-  json jobs = {service("warmup", "inception_v3", 100, 0.0, 2)};
+  json jobs = json::array({service("warmup", "inception_v3", 100, 0.0, 2)});
   for (int i = 0; i < 10; ++i) {
     jobs.push_back(
         service("client-" + std::to_string(i), "inception_v3", 100, kRequestsAt, requests));

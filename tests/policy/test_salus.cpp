@@ -373,7 +373,7 @@ TEST_CASE("salus work conservation lets others fill in for an idle pick", "[salu
 
 TEST_CASE("salus charges the per-iteration dispatch overhead", "[salus]") {
   // One job alone: JCT grows by exactly iterations x overhead (the setup of each first op).
-  const nlohmann::json jobs = {training("A", "resnet18", 16, 0.0, 10)};
+  const auto jobs = nlohmann::json::array({training("A", "resnet18", 16, 0.0, 10)});
   const auto zero = test::run_config(salus_config({{"iteration_overhead_us", 0}}, jobs));
   const auto dflt = test::run_config(salus_config(nlohmann::json::object(), jobs));
   const auto big = test::run_config(salus_config({{"iteration_overhead_us", 1000}}, jobs));
@@ -394,7 +394,8 @@ TEST_CASE("salus rejects what can never fit and reads its params strictly", "[sa
                           nlohmann::json{{"lanes", "single"}, {"shared_lanes", false}},
                           nlohmann::json{{"iteration_overhead_us", -1}},
                           nlohmann::json{{"lane_memory_gib", 0}}, nlohmann::json{{"quantum", 1}}}) {
-    CHECK_THROWS(test::run_config(salus_config(bad, {training("a", "resnet18", 8, 0.0, 1)})));
+    CHECK_THROWS(test::run_config(
+        salus_config(bad, nlohmann::json::array({training("a", "resnet18", 8, 0.0, 1)}))));
   }
 }
 

@@ -149,8 +149,9 @@ TEST_CASE("Salus consolidates 42 inference services on one GPU at near-dedicated
     mps_ms[j["model"]] += j["latency"]["mean_ms"].get<double>() / 3;
   for (const auto& m : models) {
     DYNAMIC_SECTION(m) {
-      const auto alone = test::run_config(
-          p100_config("exclusive", nlohmann::json::object(), {{"services", {service(m, 0)}}}));
+      const auto alone =
+          test::run_config(p100_config("exclusive", nlohmann::json::object(),
+                                       {{"services", nlohmann::json::array({service(m, 0)})}}));
       const double dedicated = alone.summary["inference"]["mean_ms"];
       // Measured: Salus adds its dispatch overhead (0.1 ms) plus rare queueing behind another
       // service's request; MPS adds only co-running interference. Both stay well under the

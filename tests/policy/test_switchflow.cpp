@@ -122,7 +122,7 @@ double p95(const ExperimentResult& r, const std::string& service) {
 }  // namespace
 
 TEST_CASE("switchflow: parameters are read strictly", "[switchflow]") {
-  const json w = {{"jobs", {training("t", "resnet18", 8, 0.0, 1, 0)}}};
+  const json w = {{"jobs", json::array({training("t", "resnet18", 8, 0.0, 1, 0)})}};
   CHECK_THROWS_AS(run(w, {"v100-pcie3x16"}, {{"quantum_ms", 2}}), ConfigError);
   CHECK_THROWS_AS(run(w, {"v100-pcie3x16"}, {{"subgraph", "node"}}), ConfigError);
   CHECK_THROWS_AS(run(w, {"v100-pcie3x16"}, {{"in_flight", 0}}), ConfigError);
@@ -293,8 +293,8 @@ TEST_CASE("switchflow: with one GPU and no CPU device it preempts without migrat
   CHECK(r.summary["run"]["migrations"] == 0);
   CHECK(events_of(r, EventKind::Preempt, train).size() == requests.size());
   // Solo latency of the request, for the bound below.
-  const auto solo =
-      run({{"jobs", {inference("infer", "resnet50", 0.4, requests, 1)}}}, {"v100-pcie3x16"});
+  const auto solo = run({{"jobs", json::array({inference("infer", "resnet50", 0.4, requests, 1)})}},
+                        {"v100-pcie3x16"});
   const double solo_ms = p95(solo, "infer");
   const auto drains = r.summary["policy_metrics"]["switchflow.preemption_drain_ms"];
   CHECK(drains["count"].get<int>() == static_cast<int>(requests.size()));
