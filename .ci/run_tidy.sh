@@ -4,6 +4,8 @@
 # in that build) and fails on any finding: every enabled check is an error here.
 # Usage: .ci/run_tidy.sh [FILE-REGEX]   e.g. .ci/run_tidy.sh 'policies/' for a quick local run.
 # Parallel: GPUMUX_TIDY_JOBS (default 2). Needs only a configured build-no-cuda (no compile).
+# GPUMUX_TIDY_SHARD=K/N checks only the files whose place in the sorted list is K modulo N
+# (CI: one half per run, chosen by the commit; docs/decisions.md D62).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -42,7 +44,16 @@ PY
 )
 mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E -- "$filter" || true)
 [ ${#files[@]} -gt 0 ] || { echo "run_tidy: no file matches '$filter'" >&2; exit 2; }
-echo "run_tidy: ${#files[@]} files, $jobs in parallel"
+shard_note=""
+if [ -n "${GPUMUX_TIDY_SHARD:-}" ]; then
+  [[ $GPUMUX_TIDY_SHARD =~ ^([0-9]+)/([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ] ||
+    { echo "run_tidy: GPUMUX_TIDY_SHARD must be K/N with 0 <= K < N, got '$GPUMUX_TIDY_SHARD'" >&2; exit 2; }
+  k=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} all=${#files[@]} kept=()
+  for i in "${!files[@]}"; do (( i % n == k )) && kept+=("${files[$i]}"); done
+  files=("${kept[@]}")
+  shard_note=" (shard $k/$n of $all)"
+fi
+echo "run_tidy: ${#files[@]} files$shard_note, $jobs in parallel"
 # Headers of the first-party folders are checked through the files that include them.
 header_filter="^$root/(core|sim|backend|policies|experiments)/"
 status=0
