@@ -62,6 +62,23 @@ inline fs::path four_point_sweep(const std::string& name, const std::string& bas
                                    R"("seed": [1, 2]}})");
 }
 
+/// `p` in single quotes, for a shell command line (paths here hold no quote). Built in steps:
+/// GCC 12 warns (-Wrestrict) on "'" + string.
+inline std::string quoted(const fs::path& p) {
+  std::string s(1, '\'');
+  s += p.string();
+  s += '\'';
+  return s;
+}
+
+/// A config that replays the arrival CSV `csv` as one ResNet-50 service on a V100.
+inline std::string replay_config(const fs::path& csv) {
+  return R"({"name": "replay", "devices": [{"profile": "v100-pcie3x16"}],
+      "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "svc", "kind":
+      "inference", "model": "resnet50", "requests": {"file": ")" +
+         csv.string() + R"("}}]}})";
+}
+
 /// The whole content of a file ("" when it cannot be read).
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

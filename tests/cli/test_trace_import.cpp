@@ -29,14 +29,6 @@ std::string jsonl_trace() {
 const char* const kEpochCsv =
     "ts,app\n1700000000.5,x\n1700000000.75,y\n1700000001,x\n1700000002.125,x\n";
 
-// The path in single quotes, for the shell.
-std::string q(const fs::path& p) {
-  std::string s(1, '\'');
-  s += p.string();
-  s += '\'';
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every policy",
@@ -49,7 +41,7 @@ TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every po
   fs::remove(fs::path(a.string() + ".SOURCE"));
   fs::remove(b);
   fs::remove(fs::path(b.string() + ".SOURCE"));
-  Outcome o = cli_test::gpumux("trace import " + q(jl) + " --out " + q(a) +
+  Outcome o = cli_test::gpumux("trace import " + quoted(jl) + " --out " + quoted(a) +
                                " --time-column timestamp --time-unit ms");
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
@@ -66,7 +58,7 @@ TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every po
   CHECK(side.find("--time-unit ms") != std::string::npos);
   CHECK(side.find("date: 20") != std::string::npos);
 
-  o = cli_test::gpumux("trace import " + q(ep) + " -o " + q(b) +
+  o = cli_test::gpumux("trace import " + quoted(ep) + " -o " + quoted(b) +
                        " --time-column ts --licence CC0-1.0");
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
@@ -85,8 +77,8 @@ TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every po
   for (const auto& policy : gpumux::PolicyRegistry::instance().names()) {
     DYNAMIC_SECTION(policy) {
       const fs::path out = scratch() / ("import/out-" + policy);
-      o = cli_test::gpumux("run " + q(cfg) + " --set policy.name=" + policy + " --out " + q(out) +
-                           " --force -q");
+      o = cli_test::gpumux("run " + quoted(cfg) + " --set policy.name=" + policy + " --out " +
+                           quoted(out) + " --force -q");
       INFO(o.output);
       REQUIRE(o.exit_code == 0);
       std::ifstream in(out / "summary.json");
@@ -105,8 +97,8 @@ TEST_CASE("trace import: JSONL in ms and CSV in epoch seconds run under every po
 TEST_CASE("trace import never replaces what it did not write", "[cli][trace_import]") {
   const fs::path src = write("import2/t.csv", "t\n1\n2\n");
   const fs::path mine = write("import2/mine.csv", "precious\n");
-  Outcome o =
-      cli_test::gpumux("trace import " + q(src) + " -o " + q(mine) + " --time-column t --force");
+  Outcome o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(mine) +
+                               " --time-column t --force");
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("was not written by gpumux trace import") != std::string::npos);
   CHECK(slurp(mine) == "precious\n");
@@ -115,12 +107,12 @@ TEST_CASE("trace import never replaces what it did not write", "[cli][trace_impo
   fs::remove(out);
   fs::remove(fs::path(out.string() + ".SOURCE"));
   REQUIRE(
-      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t").exit_code ==
-      0);
-  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t");
+      cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) + " --time-column t")
+          .exit_code == 0);
+  o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) + " --time-column t");
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("pass --force") != std::string::npos);
-  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) +
+  o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) +
                        " --time-column t --time-origin keep " + "--decimals 1 --force");
   INFO(o.output);
   CHECK(o.exit_code == 0);
@@ -130,16 +122,18 @@ TEST_CASE("trace import never replaces what it did not write", "[cli][trace_impo
 TEST_CASE("trace import: bad rows exit 2 naming the file and line", "[cli][trace_import]") {
   const fs::path src = write("import3/bad.csv", "t,x\n1,a\n0.5,b\n");
   const fs::path out = scratch() / "import3/out.csv";
-  Outcome o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t");
+  Outcome o =
+      cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) + " --time-column t");
   CHECK(o.exit_code == 2);
   CHECK(o.output.find(src.string() + ": line 3: 't' goes backwards (0.5 after 1); pass --sort") !=
         std::string::npos);
   CHECK_FALSE(fs::exists(out));
-  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t --sort");
+  o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) +
+                       " --time-column t --sort");
   CHECK(o.exit_code == 0);
   CHECK(slurp(out) == "arrival_s,x\n0.000000,b\n0.500000,a\n");
   CHECK(slurp(out.string() + ".SOURCE").find("1 out of order, sorted") != std::string::npos);
-  o = cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --preset nope");
+  o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) + " --preset nope");
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("valid names: azure-llm-2023, azure-functions-2019, orion-gaps") !=
         std::string::npos);
@@ -154,7 +148,7 @@ TEST_CASE("trace import: the Azure Functions 2019 preset spreads per-minute coun
                              "o3,a3,f3,http,1,1\n");
   const fs::path out = scratch() / "import4/even.csv";
   const Outcome o =
-      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) +
+      cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) +
                        " --preset azure-functions-2019 --spread even --where Trigger=http "
                        "--force");
   INFO(o.output);
@@ -186,7 +180,7 @@ TEST_CASE("a request trace given as a job file or arrival CSV says how to import
   std::string config = R"({"name": "hint", "devices": [{"profile": "v100-pcie3x16"}],
       "policy": {"name": "time_slicing"}, "workload": {"files": [")" +
                        jl.string() + R"("]}})";
-  Outcome o = cli_test::gpumux("validate " + q(write("hint/files.json", config)));
+  Outcome o = cli_test::gpumux("validate " + quoted(write("hint/files.json", config)));
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("looks like a request trace") != std::string::npos);
   CHECK(o.output.find("gpumux trace import") != std::string::npos);
@@ -194,7 +188,7 @@ TEST_CASE("a request trace given as a job file or arrival CSV says how to import
       "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "s", "kind":
       "inference", "model": "resnet50", "requests": {"file": ")" +
            jl.string() + R"("}}]}})";
-  o = cli_test::gpumux("validate " + q(write("hint/replay.json", config)));
+  o = cli_test::gpumux("validate " + quoted(write("hint/replay.json", config)));
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("looks like a request trace in JSONL") != std::string::npos);
   CHECK(o.output.find("--time-column timestamp") != std::string::npos);
@@ -212,7 +206,7 @@ TEST_CASE("milliseconds under arrival_s: the run warns, --strict refuses", "[cli
       trace.string() + R"("}}]}})";
   const fs::path cfg = write("ms/ms.json", config);
   const fs::path out = scratch() / "ms/out";
-  Outcome o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force");
+  Outcome o = cli_test::gpumux("run " + quoted(cfg) + " --out " + quoted(out) + " --force");
   INFO(o.output);
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("gpumux: service 'svc-ms': 12 requests, 0.000-2750.000 s") !=
@@ -222,12 +216,13 @@ TEST_CASE("milliseconds under arrival_s: the run warns, --strict refuses", "[cli
                       "(requests span 0.000-2750.000 s, horizon_s 2.500 s)") != std::string::npos);
   CHECK(o.output.find("more than 1000 x the horizon (2.500 s): are the times in milliseconds?") !=
         std::string::npos);
-  o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force --strict");
+  o = cli_test::gpumux("run " + quoted(cfg) + " --out " + quoted(out) + " --force --strict");
   CHECK(o.exit_code == 2);
   CHECK(o.output.find("2 arrival warning(s) above, errors under --strict") != std::string::npos);
-  o = cli_test::gpumux("validate " + q(cfg) + " --strict");
+  o = cli_test::gpumux("validate " + quoted(cfg) + " --strict");
   CHECK(o.exit_code == 2);
-  o = cli_test::gpumux("run " + q(cfg) + " --out " + q(out) + " --force --set horizon_s=3000 -q");
+  o = cli_test::gpumux("run " + quoted(cfg) + " --out " + quoted(out) +
+                       " --force --set horizon_s=3000 -q");
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("warning") == std::string::npos);
 }
@@ -243,7 +238,7 @@ TEST_CASE("relative paths in a config resolve against its folder", "[cli][config
   const fs::path cfg = write("paths/sub/c.json",
                              R"({"name": "paths", "devices": [{"profile": "v100-pcie3x16"}],
       "policy": {"name": "time_slicing"}, "workload": {"files": ["jobs.jsonl"]}})");
-  const Outcome o = cli_test::gpumux("validate " + q(cfg));
+  const Outcome o = cli_test::gpumux("validate " + quoted(cfg));
   INFO(o.output);
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("service 'svc': 2 requests, 0.100-0.200 s") != std::string::npos);
@@ -253,8 +248,8 @@ TEST_CASE("relative paths in a config resolve against its folder", "[cli][config
 TEST_CASE("trace import: the Orion preset sums a JSON list of gaps", "[cli][trace_import]") {
   const fs::path src = write("import5/inter_arrival_times.json", "[0.031, 0.012, 0.073]\n");
   const fs::path out = scratch() / "import5/orion.csv";
-  const Outcome o =
-      cli_test::gpumux("trace import " + q(src) + " -o " + q(out) + " --preset orion-gaps --force");
+  const Outcome o = cli_test::gpumux("trace import " + quoted(src) + " -o " + quoted(out) +
+                                     " --preset orion-gaps --force");
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
   CHECK(slurp(out) == "arrival_s\n0.031000\n0.043000\n0.116000\n");

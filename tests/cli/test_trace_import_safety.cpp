@@ -17,28 +17,12 @@ using namespace cli_test;
 
 namespace {
 
-// The path in single quotes, for the shell (built in steps: GCC 12 warns, -Wrestrict, on
-// "'" + string).
-std::string q(const fs::path& p) {
-  std::string s(1, '\'');
-  s += p.string();
-  s += '\'';
-  return s;
-}
-
-std::string replay_config(const fs::path& csv) {
-  return R"({"name": "replay", "devices": [{"profile": "v100-pcie3x16"}],
-      "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "svc", "kind":
-      "inference", "model": "resnet50", "requests": {"file": ")" +
-         csv.string() + R"("}}]}})";
-}
-
 /// Runs `script` in a private mount namespace (unshare -rm), as test_output_safety.cpp does;
 /// nullopt where the kernel forbids it.
 std::optional<Outcome> in_mount_namespace(const std::string& name, const std::string& script) {
   if (std::system("unshare -rm true > /dev/null 2>&1") != 0) return std::nullopt;
   const fs::path file = write(name, script);
-  return gpumux_shell("unshare -rm sh " + q(file));
+  return gpumux_shell("unshare -rm sh " + quoted(file));
 }
 
 bool sanitized() {
@@ -100,11 +84,12 @@ TEST_CASE("trace import: a kept cell with a line break replays as its own row",
   // that splits on lines takes for a third request at 1 s.
   const fs::path src = write("rt/two.csv", "t,note\n0,\"first\n1,\"\n1,second\n");
   const fs::path out = scratch() / "rt/two-out.csv";
-  Outcome o = gpumux("trace import " + q(src) + " -o " + q(out) + " --time-column t --force");
+  Outcome o =
+      gpumux("trace import " + quoted(src) + " -o " + quoted(out) + " --time-column t --force");
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
   CHECK(slurp(out) == "arrival_s,note\n0.000000,\"first\n1,\"\n1.000000,second\n");
-  o = gpumux("validate " + q(write("rt/replay.json", replay_config(out))));
+  o = gpumux("validate " + quoted(write("rt/replay.json", replay_config(out))));
   INFO(o.output);
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("service 'svc': 2 requests, 0.000-1.000 s") != std::string::npos);
@@ -117,21 +102,21 @@ TEST_CASE("trace import on a full disk keeps the earlier import and leaves no or
   const fs::path small = write("full/small.csv", "ts,note\n1,a\n2,b\n3,c\n");
   const fs::path mnt = scratch() / "full-mnt";
   fs::create_directories(mnt);
-  const std::string bin = q(GPUMUX_BINARY);
+  const std::string bin = quoted(GPUMUX_BINARY);
   const std::string import = bin + " trace import ";
   const std::string tail = " --time-column ts --sort -q";
   const std::string script =
-      "mount -t tmpfs -o size=64k tmpfs " + q(mnt) + " || exit 99\n" +
+      "mount -t tmpfs -o size=64k tmpfs " + quoted(mnt) + " || exit 99\n" +
       // A first import that does not fit: nothing at all may be left.
-      import + q(big) + " -o " + q(mnt / "first.csv") + tail + "\necho \"first rc=$?\"\nls -A " +
-      q(mnt) + "\necho '--'\n" +
+      import + quoted(big) + " -o " + quoted(mnt / "first.csv") + tail +
+      "\necho \"first rc=$?\"\nls -A " + quoted(mnt) + "\necho '--'\n" +
       // An earlier import that fits, then a --force import that does not.
-      import + q(small) + " -o " + q(mnt / "kept.csv") + tail + " || exit 98\n" + "cp " +
-      q(mnt / "kept.csv.SOURCE") + " " + q(scratch() / "full/kept.SOURCE.before") + "\n" + import +
-      q(big) + " -o " + q(mnt / "kept.csv") + tail + " --force\necho \"force rc=$?\"\n" + "cat " +
-      q(mnt / "kept.csv") + "\necho '--'\ncmp " + q(mnt / "kept.csv.SOURCE") + " " +
-      q(scratch() / "full/kept.SOURCE.before") + " && echo 'source unchanged'\nls -A " + q(mnt) +
-      "\n";
+      import + quoted(small) + " -o " + quoted(mnt / "kept.csv") + tail + " || exit 98\n" + "cp " +
+      quoted(mnt / "kept.csv.SOURCE") + " " + quoted(scratch() / "full/kept.SOURCE.before") + "\n" +
+      import + quoted(big) + " -o " + quoted(mnt / "kept.csv") + tail +
+      " --force\necho \"force rc=$?\"\n" + "cat " + quoted(mnt / "kept.csv") + "\necho '--'\ncmp " +
+      quoted(mnt / "kept.csv.SOURCE") + " " + quoted(scratch() / "full/kept.SOURCE.before") +
+      " && echo 'source unchanged'\nls -A " + quoted(mnt) + "\n";
   const auto o = in_mount_namespace("full/script.sh", script);
   if (!o) {
     WARN("user namespaces are not available here: the ulimit -f case below covers the path");
@@ -150,10 +135,11 @@ TEST_CASE("trace import on a full disk keeps the earlier import and leaves no or
   const fs::path out = scratch() / "full/limited.csv";
   fs::remove(out);
   fs::remove(fs::path(out.string() + ".SOURCE"));
-  Outcome r = gpumux("trace import " + q(small) + " -o " + q(out) + tail);
+  Outcome r = gpumux("trace import " + quoted(small) + " -o " + quoted(out) + tail);
   REQUIRE(r.exit_code == 0);
   const std::string before_data = slurp(out), before_source = slurp(out.string() + ".SOURCE");
-  r = gpumux("trace import " + q(big) + " -o " + q(out) + tail + " --force", "ulimit -f 64;");
+  r = gpumux("trace import " + quoted(big) + " -o " + quoted(out) + tail + " --force",
+             "ulimit -f 64;");
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find(out.string()) != std::string::npos);
@@ -174,15 +160,15 @@ TEST_CASE("a .SOURCE that describes other data is refused when the CSV is replay
   const fs::path other = scratch() / "pair/other.csv";
   for (const auto& [src, dst] : {std::pair{a, out}, std::pair{b, other}}) {
     REQUIRE(
-        gpumux("trace import " + q(src) + " -o " + q(dst) + " --time-column t --force").exit_code ==
-        0);
+        gpumux("trace import " + quoted(src) + " -o " + quoted(dst) + " --time-column t --force")
+            .exit_code == 0);
   }
   const fs::path cfg = write("pair/replay.json", replay_config(out));
-  Outcome o = gpumux("validate " + q(cfg));
+  Outcome o = gpumux("validate " + quoted(cfg));
   INFO(o.output);
   REQUIRE(o.exit_code == 0);
   fs::copy_file(other, out, fs::copy_options::overwrite_existing);
-  o = gpumux("validate " + q(cfg));
+  o = gpumux("validate " + quoted(cfg));
   INFO(o.output);
   CHECK(o.exit_code == 2);
   CHECK(o.output.find(out.string() + ": does not match " + out.string() + ".SOURCE") !=
@@ -223,8 +209,9 @@ TEST_CASE("trace import out of memory: exit 1 naming the file, not a bare std::b
   const fs::path tiny = write("oom/tiny.csv", "ts\n1\n");
   const fs::path out = scratch() / "oom/out.csv";
   auto import_under = [&](const fs::path& in, long limit_kib) {
-    return gpumux("trace import " + q(in) + " -o " + q(out) + " --time-column ts --force -q",
-                  "ulimit -v " + std::to_string(limit_kib) + ";");
+    return gpumux(
+        "trace import " + quoted(in) + " -o " + quoted(out) + " --time-column ts --force -q",
+        "ulimit -v " + std::to_string(limit_kib) + ";");
   };
   long lo = 4096, hi = 1 << 22;  // KiB: 4 MiB .. 4 GiB
   REQUIRE(import_under(tiny, hi).exit_code == 0);

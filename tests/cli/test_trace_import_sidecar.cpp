@@ -8,26 +8,6 @@
 
 using namespace cli_test;
 
-namespace {
-
-// The path in single quotes, for the shell (built in steps: GCC 12 warns, -Wrestrict, on
-// "'" + string).
-std::string q(const fs::path& p) {
-  std::string s(1, '\'');
-  s += p.string();
-  s += '\'';
-  return s;
-}
-
-std::string replay_config(const fs::path& csv) {
-  return R"({"name": "replay", "devices": [{"profile": "v100-pcie3x16"}],
-      "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "svc", "kind":
-      "inference", "model": "resnet50", "requests": {"file": ")" +
-         csv.string() + R"("}}]}})";
-}
-
-}  // namespace
-
 TEST_CASE("trace import: a line break in a value cannot add a line to the .SOURCE",
           "[cli][trace_import][sidecar]") {
   // The input's name, the licence and a --where value (matching the first two rows) each
@@ -35,7 +15,7 @@ TEST_CASE("trace import: a line break in a value cannot add a line to the .SOURC
   const fs::path src = write("side-nl/x\ndata_sha256: 00.csv",
                              "ts,app\n1,\"a\ndata_sha256: 02\"\n2,\"a\ndata_sha256: 02\"\n3,b\n");
   const fs::path out = scratch() / "side-nl/out.csv";
-  const Outcome imported = gpumux("trace import " + q(src) + " --out " + q(out) +
+  const Outcome imported = gpumux("trace import " + quoted(src) + " --out " + quoted(out) +
                                   " --time-column ts --licence 'CC BY 4.0\ndata_sha256: 01' "
                                   "--where 'app=a\ndata_sha256: 02'");
   INFO(imported.output);
@@ -52,7 +32,8 @@ TEST_CASE("trace import: a line break in a value cannot add a line to the .SOURC
     ++lines;
   }
   CHECK(lines == 1);
-  const Outcome replay = gpumux("validate " + q(write("side-nl/replay.json", replay_config(out))));
+  const Outcome replay =
+      gpumux("validate " + quoted(write("side-nl/replay.json", replay_config(out))));
   INFO(replay.output);
   CHECK(replay.exit_code == 0);
   CHECK(replay.output.find("service 'svc': 2 requests, 0.000-1.000 s") != std::string::npos);
@@ -62,9 +43,8 @@ TEST_CASE("replay: a .SOURCE that repeats a key is refused naming the line",
           "[cli][trace_import][sidecar]") {
   const fs::path src = write("side-dup/in.csv", "ts\n1\n2\n");
   const fs::path out = scratch() / "side-dup/out.csv";
-  REQUIRE(
-      gpumux("trace import " + q(src) + " --out " + q(out) + " --time-column ts -q").exit_code ==
-      0);
+  REQUIRE(gpumux("trace import " + quoted(src) + " --out " + quoted(out) + " --time-column ts -q")
+              .exit_code == 0);
   const fs::path side = out.string() + ".SOURCE";
   const std::string text = slurp(side);
   // The real digest twice (lines 5 and 6): a reader that takes the first one accepts it.
@@ -73,7 +53,7 @@ TEST_CASE("replay: a .SOURCE that repeats a key is refused naming the line",
   const std::string line = text.substr(at, text.find('\n', at) + 1 - at);
   std::ofstream(side, std::ios::trunc) << text.substr(0, at) + line + text.substr(at);
   const fs::path cfg = write("side-dup/replay.json", replay_config(out));
-  Outcome o = gpumux("validate " + q(cfg));
+  Outcome o = gpumux("validate " + quoted(cfg));
   INFO(o.output);
   CHECK(o.exit_code == 2);
   CHECK(o.output.find(side.string() +
@@ -81,7 +61,7 @@ TEST_CASE("replay: a .SOURCE that repeats a key is refused naming the line",
         std::string::npos);
   // A line that is not `key: value` is refused the same way.
   std::ofstream(side, std::ios::trunc) << text + "no colon here\n";
-  o = gpumux("validate " + q(cfg));
+  o = gpumux("validate " + quoted(cfg));
   INFO(o.output);
   CHECK(o.exit_code == 2);
   CHECK(o.output.find(side.string() + ": line 13: expected 'key: value'") != std::string::npos);

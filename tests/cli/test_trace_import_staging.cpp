@@ -8,26 +8,6 @@
 
 using namespace cli_test;
 
-namespace {
-
-// The path in single quotes, for the shell (built in steps: GCC 12 warns, -Wrestrict, on
-// "'" + string).
-std::string q(const fs::path& p) {
-  std::string s(1, '\'');
-  s += p.string();
-  s += '\'';
-  return s;
-}
-
-std::string replay_config(const fs::path& csv) {
-  return R"({"name": "replay", "devices": [{"profile": "v100-pcie3x16"}],
-      "policy": {"name": "time_slicing"}, "workload": {"jobs": [{"name": "svc", "kind":
-      "inference", "model": "resnet50", "requests": {"file": ")" +
-         csv.string() + R"("}}]}})";
-}
-
-}  // namespace
-
 TEST_CASE("trace import: a link at the old temporary name is never followed",
           "[cli][trace_import][safety]") {
   const fs::path src = write("stage-link/in.csv", "ts\n1\n2\n");
@@ -35,7 +15,8 @@ TEST_CASE("trace import: a link at the old temporary name is never followed",
   const fs::path out = scratch() / "stage-link/out.csv";
   fs::create_symlink(precious, fs::path(out.string() + ".tmp-import"));
   fs::create_symlink(precious, fs::path(out.string() + ".SOURCE.tmp-import"));
-  const Outcome o = gpumux("trace import " + q(src) + " --out " + q(out) + " --time-column ts");
+  const Outcome o =
+      gpumux("trace import " + quoted(src) + " --out " + quoted(out) + " --time-column ts");
   INFO(o.output);
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("imported 2 requests (2 rows read) over 1.000 s") != std::string::npos);
@@ -53,8 +34,8 @@ TEST_CASE("trace import: a user's file at the old temporary name is left as it w
   const fs::path side_tmp = write("stage-user/out.csv.SOURCE.tmp-import", "also mine\n");
   const fs::path out = scratch() / "stage-user/out.csv";
   for (const char* force : {"", " --force"}) {
-    const Outcome o =
-        gpumux("trace import " + q(src) + " --out " + q(out) + " --time-column ts" + force);
+    const Outcome o = gpumux("trace import " + quoted(src) + " --out " + quoted(out) +
+                             " --time-column ts" + force);
     INFO(o.output);
     CHECK(o.exit_code == 0);
     CHECK(slurp(data_tmp) == "mine\n");
@@ -77,9 +58,8 @@ TEST_CASE("trace import: imports run at once into one OUT leave a matching pair"
   std::string script;
   const fs::path out = scratch() / "stage-race/out.csv";
   const fs::path first = write("stage-race/in0.csv", "ts\n0\n");
-  REQUIRE(
-      gpumux("trace import " + q(first) + " --out " + q(out) + " --time-column ts -q").exit_code ==
-      0);
+  REQUIRE(gpumux("trace import " + quoted(first) + " --out " + quoted(out) + " --time-column ts -q")
+              .exit_code == 0);
   for (int k = 1; k <= 6; ++k) {
     std::string csv = "ts,note\n";
     for (int row = 0; row < 4000 * k; ++row) {
@@ -87,15 +67,16 @@ TEST_CASE("trace import: imports run at once into one OUT leave a matching pair"
              std::to_string(k) + "\n";
     }
     const fs::path in = write("stage-race/in" + std::to_string(k) + ".csv", csv);
-    script += q(GPUMUX_BINARY) + " trace import " + q(in) + " --out " + q(out) +
+    script += quoted(GPUMUX_BINARY) + " trace import " + quoted(in) + " --out " + quoted(out) +
               " --time-column ts --force -q &\n";
   }
   script += "wait\n";
-  const Outcome ran = gpumux_shell("sh " + q(write("stage-race/run.sh", script)));
+  const Outcome ran = gpumux_shell("sh " + quoted(write("stage-race/run.sh", script)));
   INFO(ran.output);
   REQUIRE(ran.exit_code == 0);
   CHECK(ran.output.find("error") == std::string::npos);
-  const Outcome o = gpumux("validate " + q(write("stage-race/replay.json", replay_config(out))));
+  const Outcome o =
+      gpumux("validate " + quoted(write("stage-race/replay.json", replay_config(out))));
   INFO(o.output);
   CHECK(o.exit_code == 0);
   CHECK(o.output.find("does not match") == std::string::npos);
