@@ -36,12 +36,14 @@ if(NOT GPUMUX_GIT_REVISION)
 endif()
 
 # Links every gpumux part into an executable. The plug-in parts are OBJECT libraries so the
-# registrars inside them (static bools) are never dropped by the linker.
+# registrars inside them (static bools) are never dropped by the linker; an OBJECT library's
+# objects reach only a target that names it, so each core layer is named here.
+set(GPUMUX_CORE_LAYERS gpumux_api gpumux_model gpumux_engine gpumux_io)
 # In a CUDA build the program also exports its symbols, which libgpumux_cuda.so (loaded on
 # first use of platform "cuda") resolves against, and builds that library first.
 function(gpumux_link_all target)
   target_link_libraries(${target} PRIVATE
-    gpumux_core gpumux_sim gpumux_backend gpumux_cuda_entry gpumux_policies gpumux_options)
+    ${GPUMUX_CORE_LAYERS} gpumux_sim gpumux_backend gpumux_cuda_entry gpumux_policies gpumux_options)
   if(GPUMUX_WITH_CUDA)
     set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON)
     add_dependencies(${target} gpumux_cuda)

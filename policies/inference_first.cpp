@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace gpumux::policies {
 namespace {

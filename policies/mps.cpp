@@ -10,6 +10,7 @@
 // are one time-slice group. Processes do not share an allocator: jobs that do not fit are
 // rejected with an out-of-memory reason (SwitchFlow observed MPS crashing so).
 #include "common/resident_sharing.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace gpumux::policies {
 namespace {

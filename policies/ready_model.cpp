@@ -9,6 +9,7 @@
 #include <deque>
 
 #include "common/job_runner.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace gpumux::policies {
 namespace {

@@ -17,6 +17,9 @@
 #include <optional>
 
 #include "common/job_runner.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux::policies {
 namespace {

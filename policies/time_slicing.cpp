@@ -6,6 +6,7 @@
 // (dossier §9; perf-anchors §2.6 for the 1.024 ms TSG slice). Models stay resident; memory
 // is not shared, so jobs that do not fit are rejected with an out-of-memory reason.
 #include "common/resident_sharing.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace gpumux::policies {
 namespace {

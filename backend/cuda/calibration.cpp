@@ -40,6 +40,7 @@
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/backend/cuda/cuda_arena.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
@@ -51,9 +52,10 @@
 #include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "kernels.h"
 
 namespace gpumux {

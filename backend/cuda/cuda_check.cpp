@@ -1,6 +1,6 @@
 #include "gpumux/backend/cuda/cuda_check.hpp"
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux {
 

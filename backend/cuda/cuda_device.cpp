@@ -8,9 +8,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/layer_plan.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux {
 

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/cuda_device.hpp"
 #include "gpumux/backend/layer_plan.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/model/model.hpp"
 #include "kernels.h"
 
 namespace gpumux {

@@ -5,10 +5,11 @@
 #include <tuple>
 #include <utility>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/model/model.hpp"
 #include "kernels.h"
 
 namespace gpumux {

@@ -2,6 +2,7 @@
 // (backend/loader/cuda_module_loader.cpp); cuda_module.hpp explains the split.
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/backend/cuda_module.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace {
 

@@ -10,15 +10,17 @@
 #include <set>
 #include <sstream>
 
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/ids.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/warm_up.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/emulated_platform.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/ids.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -6,6 +6,7 @@
 
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/weight_fill.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

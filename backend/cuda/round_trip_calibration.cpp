@@ -4,8 +4,10 @@
 #include <map>
 #include <vector>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux {
 

@@ -5,9 +5,12 @@
 
 #include <cuda_runtime.h>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/training_layout.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/model.hpp"
 #include "kernels.h"
 
 namespace gpumux {

@@ -7,9 +7,10 @@
 #include <mutex>
 #include <string>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

@@ -7,6 +7,7 @@
 
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

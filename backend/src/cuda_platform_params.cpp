@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

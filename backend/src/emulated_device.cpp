@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "gpumux/backend/cpu_executor.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux {
 

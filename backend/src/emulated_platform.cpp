@@ -7,10 +7,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/ids.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/params.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpumux/backend/weight_fill.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

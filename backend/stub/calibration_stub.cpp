@@ -1,5 +1,5 @@
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/calibration.hpp"
-#include "gpumux/errors.hpp"
 
 namespace gpumux {
 

@@ -1,8 +1,9 @@
 // Registers platform "cuda" in builds without nvcc: selecting it fails with a clear message
 // instead of a missing-name error (Ginkgo-style stub, no #ifdef in the rest of the code).
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace {
 

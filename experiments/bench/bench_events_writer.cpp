@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <random>
 
-#include "gpumux/config.hpp"
-#include "gpumux/event_writers.hpp"
-#include "gpumux/experiment.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/event_writers.hpp"
+#include "gpumux/io/experiment.hpp"
 
 namespace {
 

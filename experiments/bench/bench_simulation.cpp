@@ -21,8 +21,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "gpumux/config.hpp"
-#include "gpumux/experiment.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/experiment.hpp"
 #include "reference_inputs.hpp"
 #include "reference_sim.hpp"
 

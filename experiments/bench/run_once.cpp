@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/config.hpp"
-#include "gpumux/experiment.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/experiment.hpp"
 #include "reference_inputs.hpp"
 #include "reference_sim.hpp"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/data_root.hpp"
-#include "gpumux/trace_import.hpp"
+#include "gpumux/io/data_root.hpp"
+#include "gpumux/io/trace_import.hpp"
 
 namespace gpumux {
 struct ExperimentConfig;

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <fstream>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/trace_sidecar.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/trace_sidecar.hpp"
 
 namespace gpumux::cli {
 namespace {

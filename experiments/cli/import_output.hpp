@@ -23,9 +23,9 @@
 #include <optional>
 #include <string>
 
-#include "gpumux/byte_sink.hpp"
-#include "gpumux/sha256.hpp"
-#include "gpumux/staged_file.hpp"
+#include "gpumux/io/byte_sink.hpp"
+#include "gpumux/io/sha256.hpp"
+#include "gpumux/io/staged_file.hpp"
 
 namespace gpumux::cli {
 

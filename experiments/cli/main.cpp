@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::cli {
 

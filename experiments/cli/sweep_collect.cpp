@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/input_file.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/result_dir.hpp"
-#include "gpumux/summary_csv.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/input_file.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/result_dir.hpp"
+#include "gpumux/io/summary_csv.hpp"
 #include "sweep_select.hpp"
 
 namespace gpumux::cli {

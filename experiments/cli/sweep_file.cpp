@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/result_dir.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/result_dir.hpp"
 
 namespace gpumux::cli {
 namespace {

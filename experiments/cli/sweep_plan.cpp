@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/input_file.hpp"
-#include "gpumux/output.hpp"
-#include "gpumux/result_dir.hpp"
-#include "gpumux/run_fingerprint.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/input_file.hpp"
+#include "gpumux/io/output.hpp"
+#include "gpumux/io/result_dir.hpp"
+#include "gpumux/io/run_fingerprint.hpp"
 #include "sweep_collect.hpp"
 
 namespace gpumux::cli {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/config.hpp"
+#include "gpumux/io/config.hpp"
 #include "sweep_file.hpp"
 
 namespace gpumux::cli {

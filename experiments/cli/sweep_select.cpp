@@ -5,9 +5,9 @@
 #include <charconv>
 #include <map>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/input_file.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/input_file.hpp"
 
 namespace gpumux::cli {
 

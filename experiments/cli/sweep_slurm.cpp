@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 #include "script_quoting.hpp"
 
 namespace gpumux::cli {

@@ -10,12 +10,12 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/input_file.hpp"
-#include "gpumux/output.hpp"
-#include "gpumux/sha256.hpp"
-#include "gpumux/trace_import.hpp"
-#include "gpumux/trace_sidecar.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/input_file.hpp"
+#include "gpumux/io/output.hpp"
+#include "gpumux/io/sha256.hpp"
+#include "gpumux/io/trace_import.hpp"
+#include "gpumux/io/trace_sidecar.hpp"
 #include "import_output.hpp"
 
 namespace gpumux::cli {

@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 
-#include "gpumux/json_reader.hpp"
-#include "gpumux/params.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux::policies {
 

@@ -6,7 +6,8 @@
 #include <map>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace gpumux::policies {
 

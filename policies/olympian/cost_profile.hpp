@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux::policies::olympian {
 

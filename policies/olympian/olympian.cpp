@@ -67,7 +67,10 @@
 #include <set>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 #include "olympian/cost_profile.hpp"
 #include "olympian/serving_process.hpp"
 #include "olympian/token_ring.hpp"

@@ -8,7 +8,8 @@
 #include <string>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/params.hpp"
 
 namespace gpumux::policies::olympian {
 

@@ -23,7 +23,9 @@
 #include <set>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/model.hpp"
 #include "olympian/serving_process.hpp"
 
 namespace gpumux::policies::olympian {

@@ -14,7 +14,7 @@
 #include <optional>
 #include <set>
 
-#include "gpumux/ids.hpp"
+#include "gpumux/api/ids.hpp"
 
 namespace gpumux::policies::olympian {
 

@@ -33,6 +33,9 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux::policies::pipeswitch {
 

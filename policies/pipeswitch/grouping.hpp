@@ -21,9 +21,9 @@
 #include <span>
 #include <vector>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux::policies::pipeswitch {
 

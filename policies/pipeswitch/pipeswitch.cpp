@@ -98,7 +98,12 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/memory.hpp"
+#include "gpumux/model/model.hpp"
 #include "pipeswitch/grouping.hpp"
 
 namespace gpumux::policies::pipeswitch {

@@ -16,8 +16,8 @@
 #include <optional>
 #include <vector>
 
-#include "gpumux/ids.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/api/policy.hpp"
 #include "salus/lane_manager.hpp"
 
 namespace gpumux::policies::salus {

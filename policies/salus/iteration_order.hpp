@@ -21,9 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpumux/enum_names.hpp"
-#include "gpumux/ids.hpp"
-#include "gpumux/time.hpp"
+#include "gpumux/api/enum_names.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux::policies::salus {
 

@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "gpumux/ids.hpp"
+#include "gpumux/api/ids.hpp"
 
 namespace gpumux::policies::salus {
 

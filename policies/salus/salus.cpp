@@ -66,7 +66,10 @@
 #include <string>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/memory.hpp"
 #include "salus/candidates.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"

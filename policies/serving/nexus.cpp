@@ -32,7 +32,8 @@
 #include <span>
 #include <vector>
 
-#include "gpumux/params.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "serving/serving_policy.hpp"
 
 namespace gpumux::policies {

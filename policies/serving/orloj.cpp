@@ -34,7 +34,9 @@
 #include <map>
 #include <vector>
 
-#include "gpumux/enum_names.hpp"
+#include "gpumux/api/enum_names.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "serving/serving_policy.hpp"
 
 namespace gpumux::policies {

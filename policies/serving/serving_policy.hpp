@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/params.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/params.hpp"
 
 namespace gpumux::policies {
 

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux::policies::switchflow {
 

@@ -67,7 +67,9 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/model.hpp"
 #include "switchflow/device_ranking.hpp"
 
 namespace gpumux::policies::switchflow {

@@ -22,7 +22,8 @@
 #include <optional>
 #include <set>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
+#include "gpumux/io/params.hpp"
 #include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {

@@ -1,6 +1,7 @@
 // Shared parameters of the Hyperband-family tuners (band_params.hpp).
 #include "tuners/band_params.hpp"
 
+#include "gpumux/io/params.hpp"
 #include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {

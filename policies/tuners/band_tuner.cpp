@@ -1,7 +1,7 @@
 // BandTuner (band_tuner.hpp).
 #include "tuners/band_tuner.hpp"
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::tuners {
 

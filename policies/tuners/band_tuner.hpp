@@ -12,7 +12,7 @@
 #include <map>
 #include <vector>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
 #include "tuners/bracket.hpp"
 
 namespace gpumux::tuners {

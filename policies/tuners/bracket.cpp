@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::tuners {
 namespace {

@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
 
 namespace gpumux::tuners {
 

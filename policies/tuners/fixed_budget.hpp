@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
+#include "gpumux/io/params.hpp"
 #include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {

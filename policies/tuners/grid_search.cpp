@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 #include "tuners/fixed_budget.hpp"
 
 namespace gpumux::tuners {

@@ -21,7 +21,8 @@
 #include <map>
 #include <set>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
+#include "gpumux/io/params.hpp"
 #include "tuners/tuner_params.hpp"
 
 namespace gpumux::tuners {

@@ -8,6 +8,7 @@
 // rung is one TrialGroup [D, dossier §4.2]. eta = 3 is the value of every Fluid experiment
 // [C, dossier §2.8]; max_epochs 81 their Hyperband max_t [C]; num_samples 81 = eta^4, the
 // most exploratory Hyperband bracket of that setting [D]. Configs: uniform random [S].
+#include "gpumux/io/params.hpp"
 #include "tuners/band_tuner.hpp"
 #include "tuners/tuner_params.hpp"
 

@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "gpumux/params.hpp"
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
+#include "gpumux/io/params.hpp"
 
 namespace gpumux::tuners {
 

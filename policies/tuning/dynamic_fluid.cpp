@@ -54,8 +54,12 @@
 #include <optional>
 
 #include "fluid/water_filling.hpp"
-#include "gpumux/resize_cost.hpp"
-#include "gpumux/tuning_spec.hpp"
+#include "gpumux/engine/tuning_spec.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/resize_cost.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {

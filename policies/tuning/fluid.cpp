@@ -57,7 +57,10 @@
 #include <vector>
 
 #include "fluid/water_filling.hpp"
-#include "gpumux/cost_model.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {

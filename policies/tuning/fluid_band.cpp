@@ -52,6 +52,8 @@
 #include <vector>
 
 #include "fluid/band_packing.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "tuning/fluid_executor.hpp"
 
 namespace gpumux::policies {

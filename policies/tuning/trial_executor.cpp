@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/job_runner.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::policies {
 

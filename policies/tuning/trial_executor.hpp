@@ -25,7 +25,7 @@
 #include <optional>
 #include <span>
 
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
 
 namespace gpumux::policies {
 

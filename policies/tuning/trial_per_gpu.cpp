@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "tuning/trial_executor.hpp"
 
 namespace gpumux::policies {

@@ -7,7 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "gpumux/events.hpp"
+#include "gpumux/api/events.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "sim_device_util.hpp"
 

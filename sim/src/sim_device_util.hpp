@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux::sim_device_detail {
 

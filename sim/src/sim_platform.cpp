@@ -2,8 +2,9 @@
 
 #include <stdexcept>
 
-#include "gpumux/ids.hpp"
-#include "gpumux/json_reader.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

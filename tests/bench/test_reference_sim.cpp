@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/experiment.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/experiment.hpp"
 #include "reference_sim.hpp"
 #include "test_support.hpp"
 

@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/policy_registry.hpp"
 
 namespace fs = std::filesystem;
 using namespace cli_test;

@@ -16,9 +16,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpumux/device.hpp"
-#include "gpumux/platform.hpp"
-#include "gpumux/runtime.hpp"
+#include "gpumux/api/device.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/api/runtime.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux::conformance {
 

@@ -11,8 +11,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpumux/device_profile.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

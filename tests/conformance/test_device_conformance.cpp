@@ -4,7 +4,10 @@
 #include "device_conformance.hpp"
 
 #include "gpumux/backend/emulated_platform.hpp"
-#include "gpumux/device_profile.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/sim_platform.hpp"
 #include "test_support.hpp"
 

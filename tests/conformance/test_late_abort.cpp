@@ -12,10 +12,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpumux/device.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/platform.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/device.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/sim_platform.hpp"
 #include "test_support.hpp"
 

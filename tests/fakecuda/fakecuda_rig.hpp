@@ -9,8 +9,8 @@
 #include <memory>
 #include <thread>
 
-#include "gpumux/model.hpp"
-#include "gpumux/op.hpp"
+#include "gpumux/api/op.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace fakecuda_test {
 

@@ -6,12 +6,13 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES  // TestEventListenerBase
 #include <catch2/catch.hpp>
 
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/calibration.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/backend/cuda_module.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

@@ -10,6 +10,8 @@
 #include "gpu_test_support.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/model.hpp"
 
 using namespace gpumux;
 using namespace fakecuda_test;

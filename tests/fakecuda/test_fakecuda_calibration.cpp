@@ -8,8 +8,9 @@
 
 #include "fakecuda_rig.hpp"
 #include "gpumux/backend/calibration.hpp"
-#include "gpumux/device_profile.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 using namespace gpumux;
 namespace fake = gpumux::fakecuda;

@@ -11,6 +11,7 @@
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
+#include "gpumux/model/model.hpp"
 
 using namespace gpumux;
 using namespace fakecuda_test;

@@ -12,10 +12,11 @@
 #include "../../backend/cuda/kernels.h"
 #include "fakecuda_rig.hpp"
 #include "gpu_test_support.hpp"
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/errors.hpp"
 #include "gpumux/fakecuda/fakecuda.hpp"
+#include "gpumux/io/platform_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <limits>
 
-#include "gpumux/cost_model.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux::fuzz {
 

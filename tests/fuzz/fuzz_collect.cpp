@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/result_dir.hpp"
-#include "gpumux/run_fingerprint.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/result_dir.hpp"
+#include "gpumux/io/run_fingerprint.hpp"
 #include "sweep_collect.hpp"
 #include "sweep_file.hpp"
 #include "sweep_plan.hpp"

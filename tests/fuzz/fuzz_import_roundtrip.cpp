@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "gpumux/csv_reader.hpp"
-#include "gpumux/trace_import.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/io/csv_reader.hpp"
+#include "gpumux/io/trace_import.hpp"
+#include "gpumux/io/workload.hpp"
 
 namespace {
 

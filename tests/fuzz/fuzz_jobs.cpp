@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "fuzz_support.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/io/workload.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto root = gpumux::fuzz::root();

@@ -5,8 +5,10 @@
 
 #include "cost_checks.hpp"
 #include "fuzz_support.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto model =

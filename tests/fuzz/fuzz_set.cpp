@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
-#include "gpumux/config.hpp"
+#include "gpumux/io/config.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::fuzz {
 

@@ -1,9 +1,11 @@
 // Hand-computed golden cases: the numbers a reader can check with a calculator.
 #include <catch2/catch.hpp>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

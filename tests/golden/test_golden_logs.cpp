@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/config.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -8,10 +8,10 @@
 #include <random>
 #include <sstream>
 
-#include "gpumux/config.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/output.hpp"
-#include "gpumux/summary.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/output.hpp"
+#include "gpumux/io/summary.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -7,10 +7,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "gpumux/api/device.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/device.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 namespace gpu_test {

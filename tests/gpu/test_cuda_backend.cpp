@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include "gpu_test_support.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
 #include "gpumux/backend/cpu_executor.hpp"
 #include "gpumux/backend/cuda/cuda_arena.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
@@ -20,9 +22,9 @@
 #include "gpumux/backend/cuda/warm_up.hpp"
 #include "gpumux/backend/layer_plan.hpp"
 #include "gpumux/backend/weight_fill.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

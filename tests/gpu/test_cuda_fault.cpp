@@ -14,8 +14,8 @@
 #include "../../backend/cuda/kernels.h"
 #include "../cli/cli_harness.hpp"
 #include "gpu_test_support.hpp"
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda/cuda_check.hpp"
-#include "gpumux/errors.hpp"
 
 using namespace cli_test;
 

@@ -6,7 +6,9 @@
 
 #include "gpu_test_support.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/cost_model.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 
 using namespace gpumux;
 

@@ -5,7 +5,10 @@
 #include "../conformance/device_conformance.hpp"
 
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/device_profile.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -19,8 +19,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "gpumux/api/policy.hpp"
 #include "gpumux/backend/cuda/cuda_platform.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/ids.hpp"
-#include "gpumux/memory.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/model/memory.hpp"
 #include "test_support.hpp"
 
 namespace gpumux::test {

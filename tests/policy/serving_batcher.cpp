@@ -3,10 +3,13 @@
 
 #include <random>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/request_variability.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/io/request_variability_config.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/request_variability.hpp"
 #include "test_support.hpp"
 
 namespace gpumux::test {

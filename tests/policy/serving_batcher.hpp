@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/experiment.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux::test {
 

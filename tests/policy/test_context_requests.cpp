@@ -5,8 +5,9 @@
 
 #include <vector>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/policy_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "common/job_runner.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/memory.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -17,12 +17,16 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/policy.hpp"
-#include "gpumux/resize_cost.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/memory.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/resize_cost.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/event_fields.hpp"
-#include "gpumux/events.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/api/events.hpp"
 #include "test_support.hpp"
 #include "tuning_test_support.hpp"
 

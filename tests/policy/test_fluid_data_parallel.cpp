@@ -26,12 +26,15 @@
 #include <string_view>
 #include <vector>
 
-#include "gpumux/collective_cost.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/events.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/api/events.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/collective_cost.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/events.hpp"
+#include "gpumux/api/events.hpp"
 #include "test_support.hpp"
 #include "tuning_test_support.hpp"
 

@@ -12,8 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/policy.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 #include "invalid_command_support.hpp"
 #include "test_support.hpp"
 

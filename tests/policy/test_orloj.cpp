@@ -6,10 +6,12 @@
 #include <map>
 #include <string>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 namespace gpumux {

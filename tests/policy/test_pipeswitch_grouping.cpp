@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <random>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "pipeswitch/grouping.hpp"
 #include "test_support.hpp"
 

@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
 #include "test_support.hpp"

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 #include "serving_batcher.hpp"
 #include "test_support.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/event_fields.hpp"
+#include "gpumux/api/event_fields.hpp"
 #include "serving_batcher.hpp"
 #include "test_support.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/events.hpp"
+#include "gpumux/api/events.hpp"
 #include "test_support.hpp"
 
 namespace gpumux::test {

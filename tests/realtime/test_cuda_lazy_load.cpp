@@ -8,8 +8,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

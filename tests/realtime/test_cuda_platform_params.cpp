@@ -3,9 +3,11 @@
 // apply, bad values name the file and the key.
 #include <catch2/catch.hpp>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/backend/cuda_platform_params.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

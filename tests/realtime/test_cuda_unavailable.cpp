@@ -3,8 +3,10 @@
 // no device. On a machine with a GPU the platform comes up instead (checked in tests/gpu).
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

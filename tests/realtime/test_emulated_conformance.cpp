@@ -2,7 +2,7 @@
 // tests/conformance/test_conformance.cpp, parameterised over platforms.)
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

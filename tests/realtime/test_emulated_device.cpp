@@ -12,7 +12,9 @@
 
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/weight_fill.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "block_scheduler.hpp"
-#include "gpumux/csv_reader.hpp"
+#include "gpumux/io/csv_reader.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/sim/sim_device.hpp"
 #include "gpumux/sim/sim_runtime.hpp"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/sim_device.hpp"
 #include "gpumux/sim/sim_runtime.hpp"
 

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/sim_device.hpp"
 #include "gpumux/sim/sim_runtime.hpp"
 

@@ -1,8 +1,10 @@
 // Platform "sim": registered by name, one device per profile, strict parameters.
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 #include "gpumux/sim/sim_platform.hpp"
 
 using namespace gpumux;

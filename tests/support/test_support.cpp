@@ -4,8 +4,8 @@
 #include <set>
 #include <sstream>
 
-#include "gpumux/config.hpp"
-#include "gpumux/event_fields.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/io/config.hpp"
 
 namespace gpumux::test {
 

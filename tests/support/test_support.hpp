@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/experiment.hpp"
+#include "gpumux/io/experiment.hpp"
 
 namespace gpumux::test {
 

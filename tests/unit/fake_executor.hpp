@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/tuner.hpp"
 
 namespace gpumux::test {
 

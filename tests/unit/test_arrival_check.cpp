@@ -2,7 +2,7 @@
 // the horizon and for a likely unit mistake.
 #include <catch2/catch.hpp>
 
-#include "gpumux/arrival_check.hpp"
+#include "gpumux/io/arrival_check.hpp"
 
 using namespace gpumux;
 

@@ -1,4 +1,4 @@
-// The summary's incremental busy time (core/src/busy_time.hpp): BusyUnion gives the length of
+// The summary's incremental busy time (core/io/src/busy_time.hpp): BusyUnion gives the length of
 // the union of every interval added, whatever the order, and InFlightOps the earliest
 // submission still in flight, as a plain recomputation over everything would.
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "../../core/src/busy_time.hpp"
+#include "../../core/io/src/busy_time.hpp"
 
 using namespace gpumux;
 

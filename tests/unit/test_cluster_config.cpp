@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/run_fingerprint.hpp"
-#include "gpumux/topology.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/run_fingerprint.hpp"
+#include "gpumux/model/topology.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

@@ -5,8 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpumux/collective_cost.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/collective_cost.hpp"
+#include "gpumux/model/model.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

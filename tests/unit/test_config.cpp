@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/data_root.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/data_root.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

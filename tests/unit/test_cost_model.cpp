@@ -4,8 +4,10 @@
 
 #include <stdexcept>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 using gpumux::CostModel;
 using gpumux::CostOptions;

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <random>
 
-#include "gpumux/csv_reader.hpp"
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/csv_reader.hpp"
 
 using namespace gpumux;
 using Records = std::vector<std::vector<std::string>>;

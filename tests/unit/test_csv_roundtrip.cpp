@@ -8,8 +8,8 @@
 #include <charconv>
 #include <random>
 
-#include "gpumux/trace_import.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/io/trace_import.hpp"
+#include "gpumux/io/workload.hpp"
 
 using namespace gpumux;
 namespace ti = gpumux::trace_import;

@@ -6,9 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/device_profile.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

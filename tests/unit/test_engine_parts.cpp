@@ -5,10 +5,13 @@
 
 #include <vector>
 
-#include "../../core/src/engine_events.hpp"
-#include "../../core/src/job_progress.hpp"
-#include "../../core/src/placement.hpp"
-#include "gpumux/platform.hpp"
+#include "../../core/engine/src/engine_events.hpp"
+#include "../../core/engine/src/job_progress.hpp"
+#include "../../core/engine/src/placement.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "gpumux/sim/sim_platform.hpp"
 
 using namespace gpumux;
@@ -30,6 +33,7 @@ JobState job(const JobSpec& spec, const Model& model, std::size_t devices) {
   JobState s;
   s.spec = &spec;
   s.model = &model;
+  s.layer_count = model.layer_count();
   s.residency.resize(devices);
   for (auto& r : s.residency) {
     r.reset(model.layer_count(), Residency::Absent);

@@ -9,11 +9,12 @@
 #include <random>
 #include <string>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/summary.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/events_reader.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/summary.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

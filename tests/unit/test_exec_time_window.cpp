@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "gpumux/exec_time_window.hpp"
+#include "gpumux/api/exec_time_window.hpp"
 
 using gpumux::DurationNs;
 using gpumux::ExecTimeWindow;

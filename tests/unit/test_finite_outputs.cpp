@@ -16,13 +16,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/event_fields.hpp"
-#include "gpumux/events.hpp"
-#include "gpumux/finite_json.hpp"
-#include "gpumux/learning_curve.hpp"
-#include "gpumux/search_space.hpp"
-#include "gpumux/tuning_spec.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/event_fields.hpp"
+#include "gpumux/api/events.hpp"
+#include "gpumux/engine/learning_curve.hpp"
+#include "gpumux/engine/search_space.hpp"
+#include "gpumux/engine/tuning_spec.hpp"
+#include "gpumux/io/events_reader.hpp"
+#include "gpumux/io/finite_json.hpp"
+#include "gpumux/io/tuning_config.hpp"
 
 using namespace gpumux;
 using Catch::Matchers::Equals;

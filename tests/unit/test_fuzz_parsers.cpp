@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/workload.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

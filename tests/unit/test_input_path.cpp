@@ -6,8 +6,8 @@
 #include <fstream>
 #include <random>
 
-#include "gpumux/config.hpp"
-#include "gpumux/input_path.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/input_path.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

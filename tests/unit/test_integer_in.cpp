@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/params.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/params.hpp"
 
 using namespace gpumux;
 using Catch::Matchers::Equals;

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "gpumux/byte_sink.hpp"
+#include "gpumux/io/byte_sink.hpp"
 
 using namespace gpumux;
 

@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/json_reader.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/json_reader.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/learning_curve.hpp"
-#include "gpumux/search_space.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/engine/learning_curve.hpp"
+#include "gpumux/engine/search_space.hpp"
 
 using namespace gpumux;
 

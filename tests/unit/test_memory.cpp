@@ -3,8 +3,8 @@
 
 #include <stdexcept>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/memory.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/model/memory.hpp"
 
 using gpumux::Allocation;
 using gpumux::BestFitPool;

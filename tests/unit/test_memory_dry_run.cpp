@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpumux/memory.hpp"
+#include "gpumux/model/memory.hpp"
 
 using gpumux::Allocation;
 using gpumux::BestFitPool;

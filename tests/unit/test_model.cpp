@@ -7,8 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/model.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

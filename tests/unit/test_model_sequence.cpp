@@ -6,7 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

@@ -7,7 +7,8 @@
 #include <map>
 #include <string>
 
-#include "gpumux/model.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace {
 

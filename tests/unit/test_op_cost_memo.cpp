@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/op_cost_memo.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/op_cost_memo.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
-// The Engine's op table (core/src/op_table.hpp): finished ops leave from the front, and what
+// The Engine's op table (core/engine/src/op_table.hpp): finished ops leave from the front, and what
 // is still asked about a released op (complete or not, the job's chain fallback) is answered
 // as if every op were kept.
 #include <catch2/catch.hpp>
 
 #include <random>
 
-#include "../../core/src/op_table.hpp"
+#include "../../core/engine/src/op_table.hpp"
 
 using namespace gpumux;
 

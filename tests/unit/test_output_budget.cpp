@@ -9,11 +9,11 @@
 #include <random>
 #include <string>
 
-#include "gpumux/byte_sink.hpp"
-#include "gpumux/config.hpp"
-#include "gpumux/output_budget.hpp"
-#include "gpumux/result_writer.hpp"
-#include "gpumux/run_fingerprint.hpp"
+#include "gpumux/io/byte_sink.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/output_budget.hpp"
+#include "gpumux/io/result_writer.hpp"
+#include "gpumux/io/run_fingerprint.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fs = std::filesystem;

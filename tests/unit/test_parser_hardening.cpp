@@ -11,15 +11,17 @@
 #include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/input_file.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/time.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/time.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/input_file.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/workload.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

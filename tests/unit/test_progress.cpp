@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpumux/progress.hpp"
+#include "gpumux/io/progress.hpp"
 
 using gpumux::format_wall_duration;
 using gpumux::heartbeat_line;

@@ -13,10 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/config.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/request_variability.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/request_variability_config.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/request_variability.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

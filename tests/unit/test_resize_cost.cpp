@@ -6,9 +6,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/resize_cost.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/resize_cost.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

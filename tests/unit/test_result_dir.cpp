@@ -10,10 +10,10 @@
 #include <random>
 #include <string>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/result_dir.hpp"
-#include "gpumux/result_writer.hpp"
-#include "gpumux/sha256.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/result_dir.hpp"
+#include "gpumux/io/result_writer.hpp"
+#include "gpumux/io/sha256.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpumux;

@@ -4,7 +4,7 @@
 #include <deque>
 #include <string>
 
-#include "gpumux/ring_fifo.hpp"
+#include "gpumux/api/ring_fifo.hpp"
 
 TEST_CASE("RingFifo is a FIFO across growth and wrap-around", "[ring_fifo]") {
   gpumux::RingFifo<std::string> q;

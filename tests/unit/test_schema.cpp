@@ -4,15 +4,16 @@
 
 #include <string>
 
-#include "gpumux/byte_sink.hpp"
-#include "gpumux/cost_model.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/json_reader.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/params.hpp"
-#include "gpumux/policy.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/api/policy.hpp"
+#include "gpumux/io/byte_sink.hpp"
+#include "gpumux/io/json_reader.hpp"
+#include "gpumux/io/params.hpp"
+#include "gpumux/io/policy_registry.hpp"
+#include "gpumux/io/workload.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
@@ -112,7 +113,9 @@ TEST_CASE("declared policy parameters round trip through each policy", "[schema]
       args.file = "cfg.json";
       for (const auto& s : specs) {
         CHECK_FALSE(s.help.empty());
-        if (!s.default_value.is_null()) args.params[s.name] = s.default_value;
+        if (!std::holds_alternative<std::monostate>(s.default_value)) {
+          args.params[s.name] = param_default_json(s);
+        }
       }
       CHECK(registry.create(name, args) != nullptr);
       // An undeclared key is refused, naming the file, the key and the declared keys.

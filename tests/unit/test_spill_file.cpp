@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "../../core/src/spill_file.hpp"
+#include "../../core/io/src/spill_file.hpp"
 
 namespace fs = std::filesystem;
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/staged_file.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/staged_file.hpp"
 
 namespace fs = std::filesystem;
 using gpumux::StagedFile;

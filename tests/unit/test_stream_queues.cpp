@@ -5,7 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpumux/stream_queues.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/stream_queues.hpp"
 
 using gpumux::ContextId;
 using gpumux::DeviceId;

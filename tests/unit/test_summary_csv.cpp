@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/summary_csv.hpp"
+#include "gpumux/io/summary_csv.hpp"
 
 using namespace gpumux;
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/csv_reader.hpp"
-#include "gpumux/summary.hpp"
-#include "gpumux/summary_csv.hpp"
+#include "gpumux/io/csv_reader.hpp"
+#include "gpumux/io/summary.hpp"
+#include "gpumux/io/summary_csv.hpp"
 
 using namespace gpumux;
 

@@ -2,8 +2,8 @@
 // it looks like and how to import it. Arrival CSVs: arrival_s in any column, a BOM, ranges.
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/workload.hpp"
 
 using namespace gpumux;
 using Catch::Matchers::Contains;

@@ -2,8 +2,8 @@
 // origin, rounding, kept columns, and the expansion of per-minute invocation counts.
 #include <catch2/catch.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/trace_import.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/trace_import.hpp"
 
 using namespace gpumux;
 using namespace gpumux::trace_import;

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <random>
 
-#include "gpumux/byte_sink.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/input_file.hpp"
-#include "gpumux/trace_import.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/byte_sink.hpp"
+#include "gpumux/io/input_file.hpp"
+#include "gpumux/io/trace_import.hpp"
 
 using namespace gpumux;
 using namespace gpumux::trace_import;

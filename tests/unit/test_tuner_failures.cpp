@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_executor.hpp"
-#include "gpumux/errors.hpp"
-#include "gpumux/tuner.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/engine/tuner.hpp"
 
 using namespace gpumux;
 using gpumux::test::FakeExecutor;

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_executor.hpp"
-#include "gpumux/learning_curve.hpp"
-#include "gpumux/tuner.hpp"
+#include "gpumux/engine/learning_curve.hpp"
+#include "gpumux/engine/tuner.hpp"
 #include "tuners/bracket.hpp"
 
 using namespace gpumux;

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
-#include "gpumux/workload.hpp"
+#include "gpumux/api/errors.hpp"
+#include "gpumux/io/workload.hpp"
 #include "unit_fixtures.hpp"
 
 namespace fx = gpumux::fixtures;

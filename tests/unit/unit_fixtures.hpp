@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/errors.hpp"
+#include "gpumux/api/errors.hpp"
 
 namespace gpumux::fixtures {
 

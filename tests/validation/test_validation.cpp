@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/config.hpp"
-#include "gpumux/cost_model.hpp"
-#include "gpumux/csv_reader.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/experiment.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/io/config.hpp"
+#include "gpumux/io/csv_reader.hpp"
+#include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/experiment.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 #include "test_support.hpp"
 
 using namespace gpumux;

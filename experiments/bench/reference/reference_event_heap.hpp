@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux::bench {
 

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "gpumux/config.hpp"
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
+#include "gpumux/io/config.hpp"
 
 namespace gpumux::bench {
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpumux/cost_model.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/model/cost_model.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -12,8 +12,9 @@
 #include <filesystem>
 #include <memory>
 
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/calibration.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/device_profile.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux {
 

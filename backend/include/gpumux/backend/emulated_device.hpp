@@ -50,13 +50,15 @@
 #include <span>
 #include <vector>
 
+#include "gpumux/api/device.hpp"
 #include "gpumux/backend/host_store.hpp"
 #include "gpumux/backend/link_pacer.hpp"
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
-#include "gpumux/device.hpp"
-#include "gpumux/queued_device.hpp"
-#include "gpumux/stream_queues.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
+#include "gpumux/model/queued_device.hpp"
+#include "gpumux/model/stream_queues.hpp"
 
 namespace gpumux {
 

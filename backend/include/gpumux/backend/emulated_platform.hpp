@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/emulated_device.hpp"
 #include "gpumux/backend/host_store.hpp"
 #include "gpumux/backend/real_runtime.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

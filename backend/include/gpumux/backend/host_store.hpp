@@ -10,7 +10,7 @@
 #include <string>
 
 #include "gpumux/backend/owned_buffer.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -20,7 +20,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "gpumux/model.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

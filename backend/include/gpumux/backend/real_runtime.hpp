@@ -37,7 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpumux/runtime.hpp"
+#include "gpumux/api/runtime.hpp"
 
 namespace gpumux {
 

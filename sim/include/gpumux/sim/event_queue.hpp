@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpumux/ids.hpp"
-#include "gpumux/runtime.hpp"
-#include "gpumux/time.hpp"
+#include "gpumux/api/ids.hpp"
+#include "gpumux/api/runtime.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux {
 

@@ -63,14 +63,14 @@
 #include <string_view>
 #include <vector>
 
-#include "gpumux/device.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/queued_device.hpp"
-#include "gpumux/runtime.hpp"
+#include "gpumux/api/device.hpp"
+#include "gpumux/api/runtime.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/queued_device.hpp"
+#include "gpumux/model/stream_queues.hpp"
 #include "gpumux/sim/active_streams.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "gpumux/sim/sim_runtime.hpp"
-#include "gpumux/stream_queues.hpp"
 
 namespace gpumux {
 

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/platform.hpp"
+#include "gpumux/api/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 #include "gpumux/sim/sim_device.hpp"
 #include "gpumux/sim/sim_runtime.hpp"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "gpumux/runtime.hpp"
+#include "gpumux/api/runtime.hpp"
 #include "gpumux/sim/event_queue.hpp"
 
 namespace gpumux {

@@ -60,6 +60,7 @@
 
 #include <cuda_runtime.h>
 
+#include "gpumux/api/device.hpp"
 #include "gpumux/backend/cuda/completion_poller.hpp"
 #include "gpumux/backend/cuda/cuda_arena.hpp"
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
@@ -67,9 +68,9 @@
 #include "gpumux/backend/cuda/round_trip_stats.hpp"
 #include "gpumux/backend/real_runtime.hpp"
 #include "gpumux/backend/worker_pool.hpp"
-#include "gpumux/device.hpp"
-#include "gpumux/queued_device.hpp"
-#include "gpumux/stream_queues.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/queued_device.hpp"
+#include "gpumux/model/stream_queues.hpp"
 
 namespace gpumux {
 

@@ -43,8 +43,8 @@
 #include <cuda_runtime.h>
 
 #include "gpumux/backend/cuda/cuda_arena.hpp"
-#include "gpumux/device_profile.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -40,10 +40,11 @@
 #include <string>
 #include <vector>
 
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/cuda/cuda_device.hpp"
 #include "gpumux/backend/cuda/pinned_weight_store.hpp"
 #include "gpumux/backend/real_runtime.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/platform_registry.hpp"
 
 namespace gpumux {
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "gpumux/backend/host_store.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpumux/device_profile.hpp"
+#include "gpumux/model/device_profile.hpp"
 
 namespace gpumux {
 

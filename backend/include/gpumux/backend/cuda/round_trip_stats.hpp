@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "gpumux/time.hpp"
+#include "gpumux/api/time.hpp"
 
 namespace gpumux {
 

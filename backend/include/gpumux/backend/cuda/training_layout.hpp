@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
-#include "gpumux/model.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

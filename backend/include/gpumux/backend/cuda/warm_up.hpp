@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpumux/api/platform.hpp"
 #include "gpumux/backend/cuda/cuda_layer_executor.hpp"
-#include "gpumux/model.hpp"
-#include "gpumux/platform.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
+#include "gpumux/model/model.hpp"
 
 namespace gpumux {
 

@@ -1,0 +1,46 @@
+# The include arrows of the project point one way.
+#  - core/ includes nothing from sim/, backend/, policies/ or CUDA
+#    (experiments -> policies, sim, backend -> core);
+#  - inside core, a layer includes only its own headers and those of the layers below it:
+#    io -> engine -> model -> api. A public header of layer L is spelt "gpumux/L/x.hpp"; a
+#    private header ("x.hpp") must sit in the including file's own folder;
+#  - core/api includes no JSON library (also enforced by its build, core/CMakeLists.txt).
+# Usage: cmake -DSOURCE_DIR=<repo> -P CheckCoreLayers.cmake
+set(layers api model engine io)
+set(violations "")
+set(count 0)
+foreach(rank RANGE 3)
+  list(GET layers ${rank} layer)
+  file(GLOB_RECURSE files "${SOURCE_DIR}/core/${layer}/*.hpp" "${SOURCE_DIR}/core/${layer}/*.cpp")
+  foreach(f IN LISTS files)
+    math(EXPR count "${count} + 1")
+    get_filename_component(dir "${f}" DIRECTORY)
+    file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include")
+    foreach(line IN LISTS lines)
+      if(line MATCHES "gpumux/(sim|backend|policies)/" OR line MATCHES "cuda|cublas")
+        list(APPEND violations "${f}: ${line} (core depends on nothing above it)")
+      elseif(line MATCHES "\"gpumux/([a-z_]+)/")
+        list(FIND layers "${CMAKE_MATCH_1}" target)
+        if(target EQUAL -1)
+          list(APPEND violations "${f}: ${line} (no core layer '${CMAKE_MATCH_1}')")
+        elseif(target GREATER rank)
+          list(APPEND violations "${f}: ${line} (${layer} may include only ${layer} and below)")
+        endif()
+      elseif(line MATCHES "\"gpumux/")
+        list(APPEND violations "${f}: ${line} (spell a core header with its layer)")
+      elseif(line MATCHES "\"([^\"]+)\"")
+        if(NOT EXISTS "${dir}/${CMAKE_MATCH_1}")
+          list(APPEND violations "${f}: ${line} (a private header lives beside its users)")
+        endif()
+      endif()
+      if(layer STREQUAL "api" AND line MATCHES "nlohmann")
+        list(APPEND violations "${f}: ${line} (core/api is JSON-free)")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(violations)
+  list(JOIN violations "\n" msg)
+  message(FATAL_ERROR "core/ includes against its layers:\n${msg}")
+endif()
+message(STATUS "core layers: ${count} files checked, every include points down")
