@@ -1,16 +1,16 @@
-"""Fluid (MLSys'21; thesis-dossier §2, issue 14): time-to-target and makespan of a tuning job per
-tuning algorithm x workload, with and without Fluid, and the GPU utilisation over time of one
+"""Fluid (MLSys'21; executors: docs/policies/fluid.md): time-to-target and makespan of a tuning job
+per tuning algorithm x workload, with and without Fluid, and the GPU utilisation over time of one
 case. Top rows: bars (mean over the seeds, whiskers min-max) of time-to-target and makespan per
-tuner, one panel per workload, one bar per executor; each non-baseline bar is annotated with
-its speed-up over trial_per_gpu (Ray Tune's one trial per GPU), the mean of the per-seed ratios
-baseline / executor; third row: the trials' GPU time (the paper's GPU-seconds, Fig. 3b), same
-ratio, > 1 = fewer GPU-seconds. A target ends the tuning, so makespan = time-to-target, one
-metric in the paper too (dossier §2.10). Bottom: busy fraction of the 8 GPUs over time
-(compute ops, union per GPU, 40 windows) for UTIL_CASE's first seed, one line per executor, from events.jsonl.
+tuner, one panel per workload, one bar per executor; each non-baseline bar is annotated with its
+speed-up over trial_per_gpu (Ray Tune's one trial per GPU), the mean of the per-seed ratios baseline
+/ executor; third row: the trials' GPU time (the paper's GPU-seconds, Fig. 3b), same ratio, > 1 =
+fewer GPU-seconds. A target ends the tuning, so makespan = time-to-target, one metric in the paper
+too (Fluid §6.1). Bottom: busy fraction of the 8 GPUs over time (compute ops, union per GPU, 40
+windows) for UTIL_CASE's first seed, one line per executor, from events.jsonl.
 
 The executors are data: every policy.name found in the sweeps' points is drawn (ORDER only
 fixes the order and colour of the known ones), so an executor added to the sweeps' policy.name
-lists appears without editing this file. The abstract's claims [A]: SyncBOHB +100 % (200 % in
+lists appears without editing this file. The abstract's claims: SyncBOHB +100 % (200 % in
 the proceedings abstract), BOHB and ASHA ~30 %, same final accuracy. The CSV has every
 (workload, tuner, executor): seeds, time-to-target and makespan (mean, min, max), speed-up
 (mean, min, max over seeds), best metric, trials started, GPU time, mean GPU utilisation."""

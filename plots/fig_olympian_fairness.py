@@ -1,9 +1,9 @@
-"""Olympian (Middleware'18) fairness among homogeneous clients (dossier §12 Olympian 1): 10
-identical Inception-v3 clients (batch 100, 5 requests each, all sent at t = 1 s after a warm-up
-that builds the profile) on the GTX 1080 Ti profile, under Olympian fair sharing (quantum 1 ms,
-depth 2), stock TF-Serving (one compute stream; and per-client streams), time slicing, MPS and
-exclusive (back to back). Bar = each client's finish time after the requests were sent; the
-label is the spread (last - first) / last."""
+"""Olympian (Middleware'18) fairness among homogeneous clients (the paper's setup as we recall it,
+not verified; docs/figures.md): 10 identical Inception-v3 clients (batch 100, 5 requests each, all
+sent at t = 1 s after a warm-up that builds the profile) on the GTX 1080 Ti profile, under Olympian
+fair sharing (quantum 1 ms, depth 2), stock TF-Serving (one compute stream; and per-client streams),
+time slicing, MPS and exclusive (back to back). Bar = each client's finish time after the requests
+were sent; the label is the spread (last - first) / last."""
 import figlib
 from figlib import plt
 

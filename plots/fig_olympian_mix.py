@@ -1,11 +1,11 @@
-"""Olympian (Middleware'18) heterogeneous mix with policies (dossier §12 Olympian 2): the
-authors' 7 models (Inception-v3, GoogLeNet, ResNet-50/101/152, AlexNet, VGG-16 at batches
-150/200/144/128/100/256/120) x 2 clients x 5 requests, all sent at t = 10 s, GTX 1080 Ti
-profile. (a) each model's GPU share while all 14 clients compete (t = 10 s to the first client's
-end, from events.jsonl; equal = 1/7) under stock TF-Serving and Olympian fair sharing (quantum
-1 ms, the code's 51.2 ms threshold, and 1 ms with overshoot repaid); (b) weighted fair sharing
-(client c0 weight 10, c1 weight 1): each model's c0:c1 GPU-share ratio; (c) priority (c0
-priority 5): each client's finish time, against fair sharing."""
+"""Olympian (Middleware'18) heterogeneous mix with policies (the authors' client in
+USC-NSL/TF-Serving-Downloads; docs/figures.md): the authors' 7 models (Inception-v3, GoogLeNet,
+ResNet-50/101/152, AlexNet, VGG-16 at batches 150/200/144/128/100/256/120) x 2 clients x 5 requests,
+all sent at t = 10 s, GTX 1080 Ti profile. (a) each model's GPU share while all 14 clients compete
+(t = 10 s to the first client's end, from events.jsonl; equal = 1/7) under stock TF-Serving and
+Olympian fair sharing (quantum 1 ms, the code's 51.2 ms threshold, and 1 ms with overshoot repaid);
+(b) weighted fair sharing (client c0 weight 10, c1 weight 1): each model's c0:c1 GPU-share ratio;
+(c) priority (c0 priority 5): each client's finish time, against fair sharing."""
 import figlib
 from figlib import plt
 

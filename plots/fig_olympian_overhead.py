@@ -1,7 +1,7 @@
-"""Olympian (Middleware'18) overhead vs quantum (dossier §12 Olympian 3): the 10 Inception-v3
+"""Olympian (Middleware'18) overhead vs quantum (docs/figures.md): the 10 Inception-v3
 clients of the fairness experiment (GTX 1080 Ti profile) under Olympian fair sharing for quanta
 0.25-16 ms at depth 1 and 2 (nodes the token holder keeps in flight). Left: makespan overhead
-relative to stock TF-Serving (paper: < 2 % at 1-2 ms [A]); right: the interleaving interval
+relative to stock TF-Serving (paper's abstract: < 2 % at 1-2 ms); right: the interleaving interval
 (mean time a client holds the token, policy metric olympian.token_hold_us)."""
 import figlib
 from figlib import plt

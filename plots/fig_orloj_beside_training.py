@@ -1,4 +1,4 @@
-"""Orloj beside training (issue 13, point 5; no paper figure): one trace, a static BERT-base
+"""Orloj beside training (no paper figure): one trace, a static BERT-base
 service (Azure LLM 2023 conv arrivals, 18.9 requests/s, SLO 30.6 ms = 5 x its solo time)
 beside ResNet-50 training on a V100, under the four serving policies (orloj, clockwork,
 clipper, nexus) and the GPU-sharing systems (SwitchFlow, PipeSwitch, Salus, Olympian, time

@@ -1,13 +1,13 @@
-"""Orloj (arXiv 2209.00159; thesis-dossier §3-4, issue 13): finish rate (requests on time /
+"""Orloj (arXiv 2209.00159; the policies: docs/policies/serving.md): finish rate (requests on time /
 requests arrived; dropped and late both fail) against SLO tightness, for an early-exit CV model
-(ResNet-50 with BranchyNet's exit fractions), a variable-length NLP model (BERT-base with SST-2
-dev input lengths) and the same two models static, under Poisson, bursty (gamma, cv 4) and
-Azure LLM 2023 conv trace arrivals. One panel per workload x arrival process, one line per
-policy: orloj (Orloj-like, reconstructed), clockwork, clipper, nexus. SLO = k x the model's
-single-request solo time on v100-pcie3x16 (the sweeps' descriptions derive it). The abstract's
-claim [A]: 51-80 % higher finish rate than the baselines under tight SLOs, over 100 % under
-relaxed ones, comparable on static DNNs. The CSV has every point (finish, late and drop rates,
-means over the sweep's seeds) and orloj / best baseline at each k."""
+(ResNet-50 with BranchyNet's exit fractions), a variable-length NLP model (BERT-base with SST-2 dev
+input lengths) and the same two models static, under Poisson, bursty (gamma, cv 4) and Azure LLM
+2023 conv trace arrivals. One panel per workload x arrival process, one line per policy: orloj
+(Orloj-like, reconstructed), clockwork, clipper, nexus. SLO = k x the model's single-request solo
+time on v100-pcie3x16 (the sweeps' descriptions derive it). The abstract's claim: 51-80 % higher
+finish rate than the baselines under tight SLOs, over 100 % under relaxed ones, comparable on static
+DNNs. The CSV has every point (finish, late and drop rates, means over the sweep's seeds) and orloj
+/ best baseline at each k."""
 import figlib
 from figlib import plt
 

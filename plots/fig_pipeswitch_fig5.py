@@ -2,7 +2,7 @@
 while ResNet-152 training (batch 8) runs, for ResNet-152, Inception-v3 and BERT-base, on the V100
 (PCIe 3.0 x16) and T4 (PCIe 3.0 x8) profiles. Systems: ready model (lower bound), PipeSwitch,
 MPS, stop-and-start. Bar = mean latency over the sweep's requests; the label on a PipeSwitch bar
-is its total overhead (PipeSwitch - ready model), the paper's 5.4-34.6 ms [A]."""
+is its total overhead (PipeSwitch - ready model), the paper's 5.4-34.6 ms (abstract)."""
 import figlib
 from figlib import plt
 

@@ -1,8 +1,8 @@
-"""Salus (MLSys'20) hyper-parameter exploration (dossier §12 Salus 2): 300 identical jobs x 500
-iterations of one small model (VAE batch 64, SuperRes batch 128, ResNet-50 batch 50), all
+"""Salus (MLSys'20) hyper-parameter exploration (SymbioticLab/Salus card271.py): 300 identical jobs
+x 500 iterations of one small model (VAE batch 64, SuperRes batch 128, ResNet-50 batch 50), all
 submitted at t = 0, on the P100 profile capped at 14 GiB: sequential stock TF (one job after the
-other) vs Salus PACK with its lane manager. Bar = makespan; label = TF / Salus. Claim: 2.38x
-better GPU utilisation for hyper-parameter tuning [A]."""
+other) vs Salus PACK with its lane manager. Bar = makespan; label = TF / Salus. Claim: 2.38x better
+GPU utilisation for hyper-parameter tuning (abstract)."""
 import figlib
 from figlib import plt
 

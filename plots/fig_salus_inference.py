@@ -1,9 +1,9 @@
-"""Salus (MLSys'20) inference consolidation (dossier §12 Salus 3): 42 inference services (14
-models x 3, batch 1, 500 open-loop requests each, exponential gaps of mean 10 s) on one P100
-profile capped at 14 GiB. Left: per-model mean latency (over the 3 instances) under Salus (one
-lane, FAIR), MPS and each service on a dedicated GPU (stock TF); right: GPUs needed to host the
-42 services (dedicated: one each; shared: one GPU when every service finished on it) next to the
-paper's plotting-script values (TF 42, MPS 6, Salus 1 [C])."""
+"""Salus (MLSys'20) inference consolidation (SymbioticLab/Salus card270.py): 42 inference services
+(14 models x 3, batch 1, 500 open-loop requests each, exponential gaps of mean 10 s) on one P100
+profile capped at 14 GiB. Left: per-model mean latency (over the 3 instances) under Salus (one lane,
+FAIR), MPS and each service on a dedicated GPU (stock TF); right: GPUs needed to host the 42
+services (dedicated: one each; shared: one GPU when every service finished on it) next to the
+paper's plotting-script values (TF 42, MPS 6, Salus 1, hard-coded in Salus' parse_card270.py)."""
 import figlib
 from figlib import plt
 

@@ -1,8 +1,8 @@
-"""Salus (MLSys'20) JCT CDFs for long-running training (dossier §12 Salus 1): the 100-job trace
-of the 15 Salus workloads (Poisson arrivals) on the P100 profile capped at 14 GiB, under stock-TF
-FIFO (one job at a time: exclusive) and Salus' SRTF, PACK and FAIR in one whole-GPU lane (the
-paper's four curves; thicker), plus Salus' other schedulers and lane modes (thin). Claim: SRTF
-improves the average JCT 3.19x over FIFO [A]."""
+"""Salus (MLSys'20) JCT CDFs for long-running training (SymbioticLab/Salus card272.py): the 100-job
+trace of the 15 Salus workloads (Poisson arrivals) on the P100 profile capped at 14 GiB, under
+stock-TF FIFO (one job at a time: exclusive) and Salus' SRTF, PACK and FAIR in one whole-GPU lane
+(the paper's four curves; thicker), plus Salus' other schedulers and lane modes (thin). Claim: SRTF
+improves the average JCT 3.19x over FIFO (abstract)."""
 import figlib
 from figlib import plt
 

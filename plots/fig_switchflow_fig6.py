@@ -4,7 +4,7 @@ VGG-16), per inference model. SwitchFlow on server B (V100 + dual Xeons: the tra
 migrates to the CPU), SwitchFlow on the V100 alone (no migration target), and free sharing (MPS,
 time slicing) on the V100. The paper's baseline is multi-threaded TF, which gpumux does not
 have; "xN" = time slicing / SwitchFlow, "paper xN" = TF / SwitchFlow from the paper's bar labels
-(dossier §2.5). InceptionResNetV2 and NMT (panel d) are not in the model zoo."""
+(Fig. 6). InceptionResNetV2 and NMT (panel d) are not in the model zoo."""
 import figlib
 from figlib import plt
 
@@ -17,7 +17,7 @@ LABELS = {"switchflow": "SwitchFlow (V100 + CPU)", "switchflow_one_gpu": "Switch
           "mps": "MPS", "time_slicing": "time slicing"}
 COLORS = {"switchflow": "#d62728", "switchflow_one_gpu": "#ff9896", "mps": "#1f77b4",
           "time_slicing": "#7f7f7f"}
-PAPER = {  # TF / SwitchFlow p95 ratios printed on the paper's bars (dossier §2.5) [E]
+PAPER = {  # TF / SwitchFlow p95 ratios printed on the paper's bars (SwitchFlow Fig. 6)
     "mobilenet_v2": {"resnet50": 1.70, "vgg16": 1.16, "vgg19": 1.12, "densenet121": 2.10,
                      "densenet169": 1.97, "inception_v3": 1.82},
     "resnet50": {"vgg16": 6.20, "vgg19": 6.84, "densenet121": 5.66, "densenet169": 4.20,

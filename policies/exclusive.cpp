@@ -1,9 +1,9 @@
 // exclusive: FIFO by arrival; one job owns the GPU until it finishes (its model loaded once
 // when it starts, evicted when it ends). No sharing, no preemption.
 //
-// Faithfulness notes: the "TF FIFO (no sharing)" baseline of Salus (stock TF, one job at a
-// time; dossier §9). An inference service counts as one job that holds the GPU until its last
-// request is answered, as a dedicated serving process would.
+// Faithfulness notes: the "TF FIFO (no sharing)" baseline of Salus (stock TF, one job at a time;
+// SymbioticLab/Salus benchmark scripts, e.g. card272.py). An inference service counts as one job
+// that holds the GPU until its last request is answered, as a dedicated serving process would.
 #include <deque>
 
 #include "common/job_runner.hpp"

@@ -10,7 +10,7 @@
 // kill_restart/kill_restart.py): `active_worker.kill(); join()`, then spawn a process that
 // imports the framework, builds the model (`torch.hub.load`), moves it to the GPU and runs.
 // So the new process is spawned once the killed one is reaped (the profile's process_reap_ns:
-// its device memory is released only then, interference-anchors §4.6), and its start builds
+// its device memory is released only then, sgl-project/sglang PR 36589), and its start builds
 // the job's model (ContextStart::ColdProcess with the job: construction per parameter plus the
 // weight read, D10). Training state is reloaded from the host (no checkpoint cost).
 #include <deque>

@@ -2,8 +2,9 @@
 // time-slices between their contexts (the profile's time slice, ~1 ms on Volta+, and its
 // context-switch cost).
 //
-// Faithfulness notes: the "multi-process, no MPS" sharing every paper compares against
-// (dossier §9; perf-anchors §2.6 for the 1.024 ms TSG slice). Models stay resident; memory
+// Faithfulness notes: the "multi-process, no MPS" sharing every paper compares against; the
+// 1.024 ms TSG slice is the driver default (NVIDIA/open-gpu-kernel-modules
+// src/nvidia/src/kernel/gpu/fifo/arch/volta/kernel_fifo_gv100.c). Models stay resident; memory
 // is not shared, so jobs that do not fit are rejected with an out-of-memory reason.
 #include "common/resident_sharing.hpp"
 #include "gpumux/io/policy_registry.hpp"

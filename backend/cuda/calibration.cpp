@@ -401,7 +401,7 @@ int run_calibration_on_gpu(const CalibrationOptions& options) {
   }
   GPUMUX_CUDA_TRY(cudaStreamDestroy(s));
 
-  // ---- platform cuda's round trip between dependent ops (D31) ----
+  // ---- platform cuda's round trip between dependent ops (D33) ----
   std::cerr << "  host round trip\n";
   const json round_trip =
       measure_host_round_trip(load_device_profile(options.base_profile), quick ? 300 : 1000);

@@ -51,9 +51,9 @@ void CudaDevice::naive_allocations(const Launch& l) {
 }
 
 CudaDevice::HostSide CudaDevice::stage_host_memory(const Launch& l) {
-  // Creating or growing a pinned buffer page-locks it (about 1 s per GiB: the
-  // profiles' pin_per_gib_ns, from perf-anchors.md section 1.5): done here, before
-  // the op's start event, so a copy's measured time is the transfer alone.
+  // Creating or growing a pinned buffer page-locks it (about 1 s per GiB, the profiles'
+  // pin_per_gib_ns: 4 x 128 MiB of cudaHostAlloc took 503 ms in kekzl/imp#1653):
+  // done here, before the op's start event, so a copy's measured time is the transfer alone.
   const OpSpec& op = l.spec;
   HostSide host;
   if (op.bytes == 0) return host;

@@ -1,5 +1,5 @@
-// Speed of the simulator's pending-event set and runtime (perf-anchors.md §5.3: the project
-// aims at >= 20 M queue operations per second).
+// Speed of the simulator's pending-event set and runtime (results in docs/performance.md, "Event
+// queue"; the project aims at >= 20 M queue operations per second).
 //
 //   BM_EventQueueHold/N      classic hold model: N events pre-filled, then each hold pops the
 //                            minimum and pushes it back at t + exp(mean 1 us). items/s counts

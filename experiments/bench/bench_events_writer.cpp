@@ -1,7 +1,7 @@
-// Throughput of the streamed result writers (issue 11): events.jsonl and trace.json formatted
-// from a real run's events (the default experiment under per-layer PipeSwitch, 8 simulated
-// seconds, kept in memory once), written to a discarding sink (formatting alone), to a file in
-// a temporary folder, and through gzip / zstd. bytes_per_second is the output's MB/s,
+// Throughput of the streamed result writers (docs/performance.md, "Writers"): events.jsonl and
+// trace.json formatted from a real run's events (the default experiment under per-layer PipeSwitch,
+// 8 simulated seconds, kept in memory once), written to a discarding sink (formatting alone), to a
+// file in a temporary folder, and through gzip / zstd. bytes_per_second is the output's MB/s,
 // items_per_second the events per second.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes a copy of a serving config with N services, for measuring how the cost per request
-grows with the number of services (issue 11: callgrind instructions per request at 1/10/100).
+grows with the number of services (docs/performance.md, "Cost per request as services grow":
+callgrind instructions per request at 1/10/100).
 
 Services are taken in order from the config's workload file(s) and repeated (renamed
 "<name>-copyK") until there are N; every service keeps its own request times. Outputs are

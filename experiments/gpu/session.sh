@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU session (issues 4, 5 and 16): build, GPU tests, calibration, the parity scenario and
-# the sim-against-cuda comparisons, each step logged. First run on an H100 on 2026-11-25: build,
-# tests, calibrate, parity and switch together took 114 s (docs/fidelity.md); on a bare H200 on
-# 2026-11-26 all seven steps took 309 s (build 78 s, figures 189 s).
+# The GPU session (docs/fidelity.md, "Commands for a GPU session"): build, GPU tests, calibration,
+# the parity scenario and the sim-against-cuda comparisons, each step logged. First run on an H100
+# on 2026-11-25: build, tests, calibrate, parity and switch together took 114 s (docs/fidelity.md);
+# on a bare H200 on 2026-11-26 all seven steps took 309 s (build 78 s, figures 189 s).
 # Prepare once here:  bash experiments/gpu/carry_deps.sh   (fills .deps/, ignored by git)
 # Then on the device machine (carry ".deps"), in one call:
 #   bash experiments/gpu/session.sh build tests calibrate parity switch diagnose sharing figures

@@ -1,6 +1,6 @@
 // sharing_probe: how a small kernel reaches a GPU that another kernel fills, on the real card.
 // It measures what docs/fidelity.md ("How the GPU shares itself") compares with the device
-// model (the interference anchors' first measurements, items 2 and 3):
+// model (block placement between streams, and time slicing between processes):
 //   solo       a 1-block kernel alone: launch-to-end latency (the floor);
 //   priority   the same kernel on the greatest-priority stream, arriving 0.5, 1.0 .. 9.5 ms
 //              into a least-priority kernel of 10 waves of 1 ms blocks that fills every SM of

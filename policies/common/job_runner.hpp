@@ -92,7 +92,7 @@ inline ParamSpecs depth_specs(const char* help) {
 
 /// The most ops a baseline keeps queued or in flight per job: a stream's max_in_flight is
 /// 32 bits, and 1024 is the bound of the other per-stream depths (olympian's depth,
-/// switchflow's in_flight) [D].
+/// switchflow's in_flight; our choice).
 inline constexpr std::int64_t kMaxDepth = 1024;
 
 /// The `depth` parameter of the simple baselines: ops of one job queued or in flight, in

@@ -34,9 +34,9 @@ void dist_bin_packing(const std::vector<double>& rt, std::uint32_t g, const Band
   double small_sum = 0.0;
   for (std::size_t i = 0; i < smalls; ++i) {
     if (knobs.intended_small_sum) {
-      small_sum += rt[g - 1 - i];  // the `smalls` shortest [D]
+      small_sum += rt[g - 1 - i];  // the `smalls` shortest (our reading of the intent)
     } else {
-      small_sum += rt[i == 0 ? 0 : g - i];  // Python rt[-i]: rt[-0] is rt[0] (quirk q1) [C]
+      small_sum += rt[i == 0 ? 0 : g - i];  // Python rt[-i]: rt[-0] is rt[0] (quirk q1)
     }
   }
   const auto cap = static_cast<std::int64_t>(std::min(knobs.max_worker, g));
@@ -44,7 +44,7 @@ void dist_bin_packing(const std::vector<double>& rt, std::uint32_t g, const Band
   for (std::size_t k = 0; k < rt.size(); ++k) {
     std::int64_t res = 1;
     if (k < top) {
-      res = static_cast<std::int64_t>(std::trunc(rt[k] / small_sum));  // Python int() [C]
+      res = static_cast<std::int64_t>(std::trunc(rt[k] / small_sum));  // Python int()
       res = std::max<std::int64_t>(std::min(cap, res), 1);
     }
     for (std::int64_t j = 0; j < res; ++j) {
@@ -68,7 +68,7 @@ void even_bin_packing(const std::vector<double>& rt, std::uint32_t g, const Band
     }
   }
   const auto max_worker = static_cast<std::int64_t>(knobs.max_worker);
-  // Quirk q3: subtracts the trial count, not the GPUs already handed out [C].
+  // Quirk q3 (scheduler.py): subtracts the trial count, not the GPUs already handed out.
   std::int64_t extra = std::min(add_count * max_worker, static_cast<std::int64_t>(g)) - n;
   std::vector<std::int64_t> res(rt.size(), 1);
   // Terminates: extra <= |add| * MAX_WORKER - n <= |add| * (MAX_WORKER - 1), the room left in

@@ -12,7 +12,7 @@ namespace gpumux::policies::fluid {
 namespace {
 
 // Packed fractions such as 1/3 are not exact in binary; three of them must still fit one GPU.
-// 1e-9 of a GPU is far below any share a policy hands out [D].
+// 1e-9 of a GPU is far below any share a policy hands out (our choice).
 constexpr double kShareSlack = 1e-9;
 
 struct Gpu {

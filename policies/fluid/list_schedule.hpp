@@ -1,8 +1,9 @@
 // The makespan of a Fluid allocation under the trial model (trial_model.hpp): list scheduling of
 // rectangles (fixed width per trial) on n identical GPUs, the placement StaticFluid's proof uses
-// (dossier §2.4 [S]: "trials that do not fit wait and start when any GPU frees").
+// (Fluid, MLSys'21, Algorithm 1 and App. A: trials that do not fit wait and start when any GPU
+// frees).
 //
-// Rules (the paper names list scheduling and next-fit shelves; the details are [D]):
+// Rules (the paper names list scheduling and next-fit shelves; the details are our choice):
 //   - A whole-GPU trial (integer w >= 1) takes the w lowest-indexed GPUs that hold nothing.
 //   - A packed trial (w < 1) takes room on a GPU already holding packed trials and with at least
 //     w free (lowest index first: next-fit, so c trials of width 1/c fill one GPU before the next

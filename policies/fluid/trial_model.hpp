@@ -1,8 +1,8 @@
-// Fluid's runtime-vs-resources model of one trial (dossier §2.3 [S: paper §4.1, §4.2.2, App. A]):
+// Fluid's runtime-vs-resources model of one trial (Fluid, MLSys'21, §4.1, §4.2.2, App. A):
 // a trial is a rectangle of width w (GPUs, real-valued) and height h_{i,w} (runtime at width w).
 //
-//   packed       w in (0, 1):  h_{i,w} = h1 * alpha^(1/w - 1)       alpha in [1, c/(c-1)) [S]
-//   distributed  w in [1, d]:  h_{i,w} = (h1 / w) * beta^(w - 1)     beta  in [1, 1 + 1/d) [S]
+//   packed       w in (0, 1):  h_{i,w} = h1 * alpha^(1/w - 1)       alpha in [1, c/(c-1))
+//   distributed  w in [1, d]:  h_{i,w} = (h1 / w) * beta^(w - 1)     beta  in [1, 1 + 1/d)
 //
 // alpha = beta = 1 is the paper's ideal model ("without overheads", Theorem 1): packing is free
 // (a trial on 1/c of a GPU runs as fast as alone, the paper's premise that one trial leaves most
@@ -21,9 +21,9 @@
 namespace gpumux::policies::fluid {
 
 struct TrialModel {
-  double h1_s = 0.0;   ///< (remaining) runtime on one whole GPU, seconds [S: h_{i,1}]
-  double alpha = 1.0;  ///< packing-interference factor, >= 1 [S]; 1 = ideal
-  double beta = 1.0;   ///< scaling-overhead factor, >= 1 [S]; 1 = ideal
+  double h1_s = 0.0;   ///< (remaining) runtime on one whole GPU, seconds (the paper's h_{i,1})
+  double alpha = 1.0;  ///< packing-interference factor, >= 1 (paper §4.1); 1 = ideal
+  double beta = 1.0;   ///< scaling-overhead factor, >= 1 (paper §4.1); 1 = ideal
 };
 
 /// Throws std::invalid_argument unless h1_s >= 0 (finite), alpha >= 1 and beta >= 1.

@@ -13,7 +13,7 @@ namespace {
 
 // A share computed as h1 * n / sum can land a rounding step below an integer (3 - 4e-16
 // instead of 3); floor would then lose a whole GPU. A relative 1e-12 nudge keeps exact integers
-// whole and moves no share that is not within 1e-12 of one [D].
+// whole and moves no share that is not within 1e-12 of one (our choice).
 constexpr double kShareNudge = 1e-12;
 
 void check_knobs(std::uint32_t n_gpus, FluidKnobs knobs) {

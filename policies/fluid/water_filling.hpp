@@ -1,23 +1,23 @@
-// Fluid's water-filling allocations (Yu, Liu, Chowdhury, MLSys'21; dossier §2.4-2.5, §2.7):
+// Fluid's water-filling allocations (Yu, Liu, Chowdhury, MLSys'21, Algorithms 1-2; code
+// SymbioticLab/Fluid):
 //   StaticFluid  (paper Algorithm 1) widths for a new TrialGroup on the idle GPUs, and its
 //                list schedule (list_schedule.hpp) in the paper's order;
 //   DynamicFluid (paper Algorithm 2) new widths for running trials when GPUs free up or the
 //                cluster changes, with the elastic-resize cost eps;
 //   FIFO         the baseline the paper compares with: Ray Tune's default, one trial per GPU in
-//                submission order (dossier §2.8 [S §6.1; C workloads/common]);
+//                submission order (paper §6.1; workloads/common/__init__.py);
 //   packing_limit_c  the paper's rule for c from measured per-iteration times and O_th.
 //
 // Knobs and their sources:
-//   c    max trials packed on one GPU. Paper: from O_th (packing_limit_c) [S §4.2.2]. Default 2:
+//   c    max trials packed on one GPU. Paper: from O_th (packing_limit_c, §4.2.2). Default 2:
 //        the executor's `c = 1/2` (packed width floor 1/2) and the band scheduler's "two models
-//        per GPU" [C fluid_executor.py, scheduler.py].
-//   d    max GPUs per trial. Paper: from the Paleo model, no value [S]. Default 4: executor
-//        `d = 4`, band scheduler `MAX_WORKER = 4` [C].
-//   eps  cost of one elastic resize, seconds. Named by the paper, no value [S]; absent from the
-//        code (resize = stop + restart) [C]. No default: the caller passes it (an assumption of
+//        per GPU" (fluid_executor.py, scheduler.py).
+//   d    max GPUs per trial. Paper: from the Paleo model, no value. Default 4: executor
+//        `d = 4`, band scheduler `MAX_WORKER = 4`.
+//   eps  cost of one elastic resize, seconds. Named by the paper, no value; absent from the
+//        code (resize = stop + restart). No default: the caller passes it (an assumption of
 //        the experiment, e.g. the measured restart cost).
-//   O_th packing threshold. Named by the paper, no value [S]; absent from the code [C]. No
-//        default.
+//   O_th packing threshold. Named by the paper, no value; absent from the code. No default.
 // Units: seconds as double (trial_model.hpp), widths in GPUs. Pure functions; thread-safe.
 // Throw std::invalid_argument on invalid input (empty GPU set, c == 0, d == 0, bad trial).
 #pragma once
@@ -33,16 +33,16 @@
 namespace gpumux::policies::fluid {
 
 struct FluidKnobs {
-  std::uint32_t c = 2;  ///< max trials per GPU [C: executor c = 1/2; band scheduler 2 per GPU]
-  std::uint32_t d = 4;  ///< max GPUs per trial [C: executor d = 4; band MAX_WORKER = 4]
+  std::uint32_t c = 2;  ///< max trials per GPU (code: executor c = 1/2; band scheduler 2 per GPU)
+  std::uint32_t d = 4;  ///< max GPUs per trial (code: executor d = 4; band MAX_WORKER = 4)
 };
 
-/// The paper's order: h_{i,1} descending; ties keep input order (stable) [D].
+/// The paper's order: h_{i,1} descending; ties keep input order (stable, our choice).
 [[nodiscard]] std::vector<std::size_t> fluid_order(std::span<const TrialModel> trials);
 
 /// Algorithm 1's widths over `n_gpus`: share_i = h_{i,1} * n / sum_j h_{j,1};
 /// w_i = floor(share_i) if share_i >= 1, else 1/c; then w_i = min(w_i, d). Indexed like
-/// `trials`. If every h1 is 0 every trial gets 1/c (no water to share) [D].
+/// `trials`. If every h1 is 0 every trial gets 1/c (no water to share; our choice).
 [[nodiscard]] std::vector<double> static_fluid_widths(std::span<const TrialModel> trials,
                                                       std::uint32_t n_gpus, FluidKnobs knobs);
 
@@ -102,10 +102,10 @@ struct DynamicDecision {
                                                          std::uint32_t total_gpus, FluidKnobs knobs,
                                                          double eps_s);
 
-/// The paper's rule for c (dossier §2.3 [S §4.2.2]): O_p = 1 - ((p-1)/p) * T_p / T_{p-1} for
+/// The paper's rule for c (Fluid §4.2.2): O_p = 1 - ((p-1)/p) * T_p / T_{p-1} for
 /// p > 1, where T_p = mean per-iteration time of p co-located trials (avg_iter_s[p-1]); c is the
-/// largest p with O_q > o_th for every q in 2..p ([D]: the paper writes "argmax_p O_p > O_th";
-/// we stop at the first p that fails). Returns 1 (no packing) if O_2 <= o_th. Throws if
+/// largest p with O_q > o_th for every q in 2..p (our reading: the paper writes "argmax_p O_p >
+/// O_th"; we stop at the first p that fails). Returns 1 (no packing) if O_2 <= o_th. Throws if
 /// avg_iter_s is empty or holds a value <= 0.
 [[nodiscard]] std::uint32_t packing_limit_c(std::span<const double> avg_iter_s, double o_th);
 

@@ -1,7 +1,7 @@
 // Olympian's per-model cost profile: the GPU duration of every node of a model served at a
 // batch size, measured during its first K (warm-up) requests and frozen afterwards.
 //
-// The paper profiles each model offline; the code (USC-NSL/TF-TF-Downloads, dossier §4.2 [C])
+// The paper profiles each model offline; the code (USC-NSL/TF-TF-Downloads, direct_session.cc)
 // collects TF's cost model online during warm-up runs of each session (one traced run, then
 // scheduling from run 15). Here the K warm-up requests of a (model, batch) are all measured and
 // a node's cost is the median of its samples (TF averages; the median also shrugs off a sample

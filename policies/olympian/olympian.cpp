@@ -1,66 +1,20 @@
 // olympian: Olympian (Hu, Rallapalli, Ko, Govindan, Middleware '18): concurrent DNN inference
 // requests in one TF-Serving process take turns on the GPU by passing a token at node (op)
 // boundaries; each turn is a quantum of profiled GPU time. Modes: fair, weighted_fair, priority.
+// The mechanism follows the authors' TF fork (USC-NSL/TF-TF-Downloads, OlympiaScheduler in
+// tensorflow/core/common_runtime/direct_session.cc and executor.cc): only the token holder
+// dispatches; each completed node adds its profiled cost to the run's account; a spent quantum
+// passes the token (fair: rotate; weighted_fair: w consecutive entries; priority: the highest
+// registered). A run keeps `depth` nodes in flight, so the old holder's issued kernels run on
+// after the token moved. Profiles are the measured node times of the first `profile_requests`
+// requests per (model, batch), which run unscheduled (cost_profile.hpp).
 //
-// Parameters (policy.params): mode ("fair" | "weighted_fair" | "priority", default fair),
-// quantum_us (1000), depth (nodes of a run queued or running at once, 2), layers_per_node (1),
-// profile_requests (warm-up requests per model and batch, 5), yield_check_us (1),
-// handoff_us (default: the GPU profile's runtime.event_ns), overshoot ("carry" | "repay",
-// default carry). Metrics: olympian.token_hold_us (how long each holder kept the token: the
-// interleaving interval), olympian.profiled_request_ms (a profile's total, when it is frozen).
+// Parameters: mode, quantum_us, depth, layers_per_node, profile_requests, yield_check_us,
+// handoff_us, overshoot. Metrics: olympian.token_hold_us, olympian.profiled_request_ms.
 //
-// Faithfulness notes
-// Follows dossier §4.2 (the mechanism as implemented in USC-NSL/TF-TF-Downloads [C]), §4.3
-// (knobs) and the token scheduler of §8.3 [C]; the claims it reproduces are the abstract's [A]
-// (equal or differentiated GPU shares, interleaving at 1-2 ms, under 2 % overhead) and the
-// figure families of §12.
-// - Scheduled entity: one request of a service (TF's Session::Run). A run registers at the back
-//   of the token list when it starts and is removed, with its accumulated cost, when it ends;
-//   the service's next request registers anew at the back, as the next Session::Run does.
-// - Switch point: a node is one gpumux layer (activations, bias and residual adds are folded
-//   into the layer before them, so a layer stands for one to three TF nodes), or
-//   `layers_per_node` layers. Only the token holder dispatches. After each of its nodes
-//   completes, the node's profiled cost is added to the run's account; when the account reaches
-//   `quantum_us` it is debited by the quantum and the token moves on: fair rotates the list;
-//   weighted_fair gives a run round(weight) consecutive entries (the code appends w copies);
-//   priority gives the token to the highest-priority registered run, re-elected at every
-//   quantum and every registration (equal priorities take turns).
-// - One process: every session's kernels go to TF's single GPU compute stream in issue order
-//   (serving_process.hpp). A run keeps `depth` nodes queued or running (the executor launches
-//   ahead of the GPU), so kernels the old holder already issued still run after the token has
-//   moved: the "quantum + in-flight kernels" granularity of §4.2.
-// - Overheads: every scheduled node pays a yield check (`yield_check_us`, default 1 us;
-//   assumption: a mutex, a hash lookup by node name and a compare, not measured by the paper)
-//   as dispatch setup_ns. gpumux chains a job's ops, so the check sits on the GPU's critical
-//   path: an upper bound, since in TF it runs on the CPU while issued kernels execute. A run
-//   that gets the token back from another pays a thread wake-up (`handoff_us`, default the
-//   device profile's runtime.event_ns, one host synchronisation) on its own host stream,
-//   overlapped with the old holder's in-flight kernels: with depth 1 nothing is in flight and
-//   the GPU idles for it (the lost overlap).
-// - Profiles: the first `profile_requests` requests of each (model, batch) run unscheduled, as
-//   in the code (runs before the 15th neither wait for the token nor pay the check); each
-//   node's measured duration (OpRecord) is kept and, once they have all completed, the median
-//   becomes the node's cost (cost_profile.hpp); a request's last node is measured too (its
-//   on_op_complete comes before on_request_complete, which freezes the profile). A node never
-//   measured falls back to the cost model's estimate (ctx.estimate_next_ns).
-//   profile_requests = 0 schedules with the cost model from the start (an offline profile).
-// - A run ends when its last node completes: that node is not charged (the run leaves the
-//   token list with its account anyway) and passes no token; the service's next request
-//   registers as a new run.
-// - overshoot = "carry" (default, the code): each spent quantum debits the account once,
-//   however far the last node overshot it, so a run whose nodes are longer than the quantum
-//   still gets a node every round. "repay" (an extension, in neither paper nor code) makes a run
-//   that still owes a whole quantum pass its turns until it does not (deficit round robin).
-// Simplified: the code's threshold is in TF cost units (51,200), which the paper relates
-// linearly to GPU time [R]; here a profile is measured GPU time, so the quantum is given in us
-// (the linear fit is the identity). The code lets a newly registered run issue its first node
-// before it parks; here it waits for the token. TF's huge inter-op thread pool is not modelled:
-// a parked run costs nothing while it waits.
-// Not reproduced: Olympian extends TF-Serving and serves inference only, so training jobs are
-// rejected with a reason. A service's requests are served one after another (gpumux orders a
-// job's work), where TF-Serving could run two of them at once. Memory: a request whose
-// activations do not fit is skipped by the token until some request ends; if nothing runs and
-// it still does not fit, the service is rejected (TF would fail the request).
+// Left out: training (rejected: Olympian serves inference only); two requests of one service at
+// once; TF's cost units (the quantum is GPU time here) and its inter-op thread pool. The long
+// story, with the sources of each rule and default: docs/policies/olympian.md.
 #include <cmath>
 #include <map>
 #include <optional>

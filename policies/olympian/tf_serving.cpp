@@ -1,24 +1,17 @@
 // tf_serving: stock TF-Serving, Olympian's baseline. One serving process; every request's
-// nodes are issued as soon as its session can issue them, with no scheduler between sessions.
-//
-// Faithfulness notes
-// The "TF-Serving default" baseline of dossier §9 and §4.1 [A][R]: concurrent Session::Run
-// calls of all clients share one process, its inter-op thread pool and the GPU's streams, so
-// their nodes interleave in whatever order the executor threads issue them.
-// - streams = "shared" (default): stock TF 1.x has one compute stream per GPU; each session
-//   keeps `depth` nodes (one gpumux layer each, or `layers_per_node`) queued or running on it
-//   and issues the next when one completes, so kernels run one at a time in issue order. With
-//   equally fast issuers this is a node-level round robin: sessions get equal numbers of nodes,
-//   not equal GPU time (a model with heavy nodes gets more).
-// - streams = "per_client": each session has its own stream in the one context and the device
-//   shares the GPU among the running nodes by water-filling (concurrent streams), i.e. an
-//   idealised processor sharing of GPU time.
-// Simplified: the executor's thread scheduling, which the paper blames for unpredictable finish
-// times, is not modelled (gpumux has no CPU contention between issuing threads), so the issue
-// order here is regular rather than arbitrary. Models are loaded when their service arrives
-// (TF-Serving loads servables at start-up). A service's requests are served one after another.
-// Inference only: training jobs are rejected. A request whose activations do not fit waits
-// until another ends; if nothing runs and it still does not fit, the service is rejected.
+// nodes are issued as soon as its session can issue them, with no scheduler between sessions,
+// so nodes of concurrent Session::Run calls interleave in issue order.
+// - streams = "shared" (default): one compute stream per GPU, as in stock TF 1.x; each session
+//   keeps `depth` nodes (one gpumux layer each, or `layers_per_node`) queued or running on it,
+//   so kernels run one at a time in issue order: a node-level round robin (equal numbers of
+//   nodes, not equal GPU time).
+// - streams = "per_client": one stream per session in the one context; the device shares the
+//   GPU among the running nodes by water-filling (idealised processor sharing).
+// Left out: the executor's thread scheduling (issue order here is regular, not arbitrary);
+// TF-Serving's loading at start-up (models load when their service arrives); two requests of a
+// service at once. Inference only: training jobs are rejected. A request whose activations do
+// not fit waits until another ends; if nothing runs and it still does not fit, the service is
+// rejected. Details and sources: docs/policies/olympian.md.
 #include <map>
 #include <set>
 

@@ -1,5 +1,5 @@
-// Olympian's token list (dossier §8.3 [C]): the registered runs in round-robin order and the
-// rule that names the token holder.
+// Olympian's token list (USC-NSL/TF-TF-Downloads, OlympiaScheduler): the registered runs in
+// round-robin order and the rule that names the token holder.
 //   fair           one entry per run; the holder is the front; a spent quantum rotates it.
 //   weighted_fair  a run appears `copies` times, consecutively (the code appends w copies), so
 //                  it keeps the token for `copies` quanta per round.

@@ -1,5 +1,6 @@
-// PipeSwitch's optimal model-aware grouping search (OSDI'20 §4.2, Algorithm 1 as summarised in
-// the dossier §3.2 [R]; the public artifact hard-codes its groups instead [C]).
+// PipeSwitch's optimal model-aware grouping search (OSDI'20 §4.2; our reading of its
+// description, not checked against the paper's text; the public artifact, netx-repo/PipeSwitch
+// task/<model>.py partition_model, hard-codes its groups instead).
 //
 // The search fixes groups from the first layer on: given the layers [0, i) already grouped,
 // with S = when their bytes are on the device and C = when their compute ends, it tries every
@@ -16,11 +17,11 @@
 //    nothing: the group still starts at C, computes e_{j+1} longer, and the following group
 //    keeps its arrival time while computing e_{j+1} less (or disappears, saving o_c and o_s).
 //    Repeating the move never increases the finish time, so some optimal grouping has no such
-//    group end and those ends are skipped. This is the dossier's "only group sizes whose
-//    transfer time is at least the previous group's compute time need to be considered" made
-//    exact: "the previous group's compute" is the wait C - S, and the comparison includes the
-//    next layer (the dossier's form, t(i..j) >= e_{prev}, can skip the optimum when layer j+1
-//    is much larger than the rest).
+//    group end and those ends are skipped. This is the paper's rule, "only group sizes whose
+//    transfer time is at least the previous group's compute time need to be considered", as we
+//    read it, made exact: "the previous group's compute" is the wait C - S, and the comparison
+//    includes the next layer (the plain form, t(i..j) >= e_{prev}, can skip the optimum when
+//    layer j+1 is much larger than the rest).
 // 3. Dominance (gpumux's addition, for 300-layer models). Every later S and C is a
 //    non-decreasing function of (S, C), so a partial grouping at layer i whose S and C are both
 //    no smaller than those of one already explored at layer i cannot finish earlier than the

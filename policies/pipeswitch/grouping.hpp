@@ -1,20 +1,20 @@
-// PipeSwitch's model-aware grouping (OSDI'20 §4.2; dossier §3.2, perf-anchors §6.2): split a
+// PipeSwitch's model-aware grouping (OSDI'20 §4.2; docs/policies/pipeswitch.md): split a
 // model's layers into consecutive groups, copy each group with one call on the copy stream and
 // compute it on the compute stream as soon as its bytes have arrived and the previous group has
 // finished. Pure functions of per-layer costs: no Context, no clock, deterministic.
 //
-// Cost of a grouping (perf-anchors §6.2), for groups 1..G in execution order:
+// Cost of a grouping (our model of the pipeline), for groups 1..G in execution order:
 //   S_i = sum_{k<=i} (o_c + o_h + sum_{j in group k} t_j)   group i may compute
 //   C_i = max(C_{i-1}, S_i) + o_s + sum_{j in group i} e_j,  C_0 = 0
 //   predicted time = C_G
-// with t_j = layer j's bytes / bandwidth, e_j its compute time, o_c the per-copy call cost,
-// o_h the host time per group during which the copy engine idles, and o_s the per-group cost
-// before a group computes. In the artifact's form (interference-anchors §5) the controller
-// issues a copy (Python), blocks on an event synchronize until it is done, sends a pipe
-// message to the worker and only then issues the next copy: o_h = Python issue + event-sync
-// wake-up + one-way message, the worker may start group i once the message arrived (S_i) and
-// pays its recv (o_s). In the CUDA-backend form (dossier §3.8) copies run back to back
-// (o_h = 0) and o_s is an event wait. Both are the same recurrence, so one search serves both.
+// with t_j = layer j's bytes / bandwidth, e_j its compute time, o_c the per-copy call cost, o_h the
+// host time per group during which the copy engine idles, and o_s the per-group cost before a group
+// computes. In the artifact's form (netx-repo/PipeSwitch pipeswitch/frontend_schedule.py,
+// _transfer_parameter) the controller issues a copy (Python), blocks on an event synchronize until
+// it is done, sends a pipe message to the worker and only then issues the next copy: o_h = Python
+// issue + event-sync wake-up + one-way message, the worker may start group i once the message
+// arrived (S_i) and pays its recv (o_s). In the CUDA-backend form (event_wait) copies run back to
+// back (o_h = 0) and o_s is an event wait. Both are the same recurrence, so one search serves both.
 #pragma once
 
 #include <cstdint>

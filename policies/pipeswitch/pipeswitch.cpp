@@ -1,92 +1,21 @@
-// pipeswitch: inference preempts training at the next layer boundary; the inference model is
-// sent over PCIe in groups, each group computing as soon as its bytes have arrived; memory
-// comes from one pre-allocated pool; a standby worker takes over while the old one stops.
+// pipeswitch: PipeSwitch (Bai et al., OSDI'20; artifact netx-repo/PipeSwitch @ f321d399).
+// Inference preempts training at the next layer boundary. The inference model is sent over PCIe
+// in groups, and each group computes as soon as its bytes have arrived. Memory comes from one
+// pool allocated up front. A standby worker takes over while the old one stops.
 //
-// Faithfulness notes (PipeSwitch, Bai et al., OSDI'20; seeds-dossier §3, §8.2, §9, §12; the
-// artifact netx-repo/PipeSwitch @ f321d399 as read in interference-anchors §5):
-// - Scheduling [C: frontend_schedule.py, dossier §3.4]: requests are served one at a time in
-//   arrival order; each request preempts training; inference is not preemptible. Every request
-//   is a switch that re-sends the model (the artifact transfers the parameters on every
-//   switch), so the inference weights are evicted when the request completes. When no request
-//   is pending, the oldest unfinished training job resumes on the next worker (the artifact
-//   restarts training only when its client asks again; this rule is gpumux's, from the task
-//   brief). That decision waits for the arrivals of the same instant (a zero-delay timer), so a
-//   closed-loop client's next request does not first resume training for 0 ns.
-// - Preemption [C: worker_common.py insert_terminate_hook]: training is dispatched one leaf
-//   layer per op (`train_layers_per_op`) on a stream with one op in flight, each op paying a
-//   device synchronisation first (`train_sync_us`, default `event_sync_us`) like the artifact's
-//   torch.cuda.synchronize() hook after every leaf layer; preempt(DropQueued) therefore stops
-//   training after the layer on the GPU. The optimizer step is one op and is not interruptible.
-// - Pipelined transmission, model-aware grouping [A; R for the search, §3.2]: one load() per
-//   group on the new worker's copy stream and one dispatch per group on its compute stream.
-//   `group_transfer: artifact` (default) is the artifact's _transfer_parameter [C, anchors §5]:
-//   per group the controller thread issues the copy (Python), records an event and BLOCKS on
-//   its synchronize, sends the group's name over a multiprocessing.Pipe, and only then issues
-//   the next copy. So the copy stream carries, after each copy, a host delay of `event_sync_us`
-//   + `pipe_message_us` (the group may compute once it ends: the message has arrived) and,
-//   before each later copy, `python_copy_us` (the first is in the switch's gate); each group's
-//   compute then pays `pipe_recv_us` (the worker's forward pre-hook recv()s the message; when
-//   compute is the bottleneck it is already queued). The copy engine idles o_h = 35.5 us per
-//   group with the defaults (anchors §5 derive 30-50 us); the grouping search uses the same
-//   o_h and o_s (grouping.hpp), so it predicts what the simulator runs. `group_transfer:
-//   event_wait` is the CUDA-backend form of dossier §3.8 (back-to-back copies, the compute
-//   waits on an event, `group_sync_us`, default the profile's event_ns), gpumux's earlier form.
-//   Defaults and sources: `event_sync_us` 7 (anchors §4.2: small kernel + synchronize() round
-//   trip 7.1 us with spin-then-block sync [S: JuliaGPU/CUDA.jl#896]; the profile's event_ns,
-//   4 us, is the bare CUDA event without the Python binding); `python_copy_us` 13.5 [D: two
-//   eager torch calls per group, the next group's param.cuda() and its stream context (§5), at
-//   6.75 us per call (§4.1, PyTorch 1.13, measured on the anchors' 2-core VM [M-here])];
-//   `pipe_message_us` 15 (§4.3: Pipe one way send->recv 14-17 us median, CPython 3.11
-//   [M-here]); `pipe_recv_us` 3 [D: §5, recv of a queued short pickled string is an unpickle;
-//   a no-op Python op costs ~2.6 us, §4.1 (pytorch#187949)].
-//   The grouping comes from grouping.hpp: the paper's search with both pruning heuristics (made
-//   exact, see grouping.cpp), plus a dominance cut that gpumux adds for 300-layer models.
-//   Variants (`grouping`): optimal | per_layer | whole | no_pipeline (per-layer copies, compute
-//   only after the last copy: the artifact's figure7 "per-layer, no pipeline" branch) |
-//   artifact (the model file's hand-made "pipeswitch" groups, §1.2; optimal where a model has
-//   none). Groupings are computed once per (model, batch) from the GPU profile's pinned-copy
-//   and forward-compute costs, i.e. offline for PipeSwitch's own configuration; the memory and
-//   host-memory ablations reuse them.
-// - Unified memory management [A][C, §3.3]: the engine's best-fit pool over the whole GPU is
-//   the daemon's pre-allocated region; loads take memory from it at no cost (`memory:
-//   unified`). `memory: per_allocation` pays one cudaMalloc per tensor on the switch path
-//   (LoadOptions.per_tensor_malloc), the paper's "no unified memory management" ablation.
-//   `host_memory: pinned | pageable` selects the host copies' memory (LoadOptions.pageable).
-// - Active-standby workers [A][N][C, §3.4]: two warm contexts (standby workers created at
-//   start, ContextStart::Warm); each switch moves to the other one, whose task-independent
-//   start-up is already done. The new worker's first copy waits until the old task stopped
-//   (its in-flight layer finished) and then for kSwitchMessages IPC messages (the stop
-//   acknowledgement and the request forwarded to the new worker, artifact steps 4-5), modelled
-//   as a host delay of `ipc_message_us` each (default 100 us: the dossier §10 puts a Python IPC
-//   message at 50-200 us [D]; perf-anchors §6.3 says tens of us for a native IPC [D]).
-//   A stopped task's state is dropped at once when memory is short (PreemptMode::Discard: the
-//   worker lives on and the pool is overwritten, no process is reaped).
-//   `switching: one_context` is Fig. 9's "one process" [C: stop_next]: one context for every
-//   task. A switch waits for the training's in-flight layer, unloads the training model (its
-//   state and unfinished iteration are dropped; it is re-sent, whole, when training resumes)
-//   with the old task's clean-up on the critical path (a device synchronisation and a cudaFree,
-//   event_ns + free_ns), then loads the new model WITHOUT pipelining: one whole-model copy,
-//   then the forward (`model.cuda()` in the one process: no per-group messages).
-//   `switching: kill_restart` is kill_restart.py [C]: every task gets a new process; the old
-//   one is killed (PreemptMode::Kill: its unfinished iteration is lost, its device memory is
-//   released when the process is reaped, the profile's process_reap_ns) and joined, i.e. the new
-//   process is spawned only once the old one is reaped; it starts cold and builds the task's
-//   model (ContextStart::ColdProcess with the job: interpreter, framework import, library init,
-//   CUDA context, model construction and weight read, device profile), then `model.to('cuda')`:
-//   one whole-model copy from pageable memory (the fresh model is not pinned), then compute.
-// - Training state: stays resident across switches while memory allows (gpumux's choice; the
-//   artifact overwrites it and re-sends the host copy, losing progress, §7). When the next
-//   model does not fit, idle training states are evicted; if the preempted job's own state is
-//   in the way, the switch waits for its in-flight layer, then drops its state and unfinished
-//   iteration and reloads it when training resumes.
-// Simplified / not reproduced: one GPU (the first GPU device; other devices stay unused); the
-// controller's Event() and record() calls, which may overlap a long copy, are not separate
-// costs; the size of the request's input forwarded to the new worker (the second switch
-// message); the 1 GiB / 11 GiB split of the artifact's region and its 512-byte padding (sizes
-// here are exact); the controller's pinning of every model at start-up (off the switch path);
-// Fig. 8's "no IPC optimisation" (GPU IPC per transfer) and CUDA-unified-memory variants, and
-// the PyTorch-side cost of tearing down an interrupted training graph in one process (no
-// anchor); kill_restart's caching-allocator mallocs in the new process (see `memory`).
+// Requests are served one at a time, in arrival order. When none is pending, the oldest
+// unfinished training job resumes. Training runs one leaf layer per op, and each op pays a
+// device synchronisation first, as the artifact's terminate hook does. Parameters choose the
+// grouping (grouping.hpp), how a group's compute waits for its copy (the artifact's blocking
+// event and pipe message, or an event wait), unified or per-tensor memory, pinned or pageable
+// host copies, and how workers switch: two warm contexts, one context, or kill and restart.
+//
+// Left out: more than one GPU; the controller's Event()/record() costs; the size of the
+// forwarded input; the artifact's 1 GiB / 11 GiB region split and 512-byte padding; pinning at
+// start-up; Fig. 8's GPU-IPC and CUDA-unified-memory variants; tearing down a training graph in
+// one process; the new process's allocator mallocs under kill_restart.
+//
+// The long story, with each default's source: docs/policies/pipeswitch.md.
 #include <algorithm>
 #include <deque>
 #include <initializer_list>
@@ -113,7 +42,8 @@ enum class GroupingMode : std::uint8_t { Optimal, PerLayer, Whole, NoPipeline, A
 enum class Switching : std::uint8_t { ActiveStandby, OneContext, KillRestart };
 enum class GroupTransfer : std::uint8_t { Artifact, EventWait };
 
-/// IPC messages on a switch's critical path once the old task stopped (dossier §3.4).
+/// IPC messages on a switch's critical path once the old task stopped: the stop acknowledgement and
+/// the request forwarded to the new worker (pipeswitch/frontend_schedule.py).
 constexpr DurationNs kSwitchMessages = 2;
 /// Ops of the running training job on the GPU or queued: one in flight, one ready to go.
 constexpr std::size_t kTrainingDepth = 2;
@@ -141,9 +71,9 @@ inline constexpr EnumNames<GroupTransfer, 2> kGroupTransferNames{
 
 class PipeSwitch final : public Policy {
  public:
-  // Defaults of the artifact's host costs (interference-anchors §4-§5; sources in the header
-  // comment): event_sync 7 us (§4.2), python_copy 13.5 us (2 eager torch calls, §4.1 + §5),
-  // pipe_message 15 us (multiprocessing.Pipe one way, §4.3), pipe_recv 3 us (§5).
+  // Defaults of the artifact's host costs, sources in docs/policies/pipeswitch.md: event_sync
+  // 7 us (CUDA.jl PR 896), python_copy 13.5 us (2 eager torch calls), pipe_message 15 us
+  // (multiprocessing.Pipe one way), pipe_recv 3 us.
   static const ParamSpecs& param_specs() {
     using param::duration;
     constexpr auto us = TimeUnit::Microseconds;

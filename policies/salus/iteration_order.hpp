@@ -2,7 +2,7 @@
 // order may they start their next iteration? Pure functions, no Context, so every policy is
 // unit-tested on hand-built sessions.
 //
-// From Salus' `src/execution/executionengine.cpp` (dossier §5.4, §8.4) [C]:
+// From Salus' `src/execution/executionengine.cpp` (SymbioticLab/Salus):
 //   PACK     no reordering: pending iterations in the order they became pending
 //   FAIR     least attained running time (usedRunningTime) first
 //   RR       fewest finished iterations first

@@ -3,8 +3,8 @@
 // shared ephemeral region (sized for the largest peak among its residents), so jobs that
 // run one iteration at a time per lane can never run out of memory.
 //
-// Bookkeeping only (no Context): the rule of dossier §5.3 / §8.4, read from Salus'
-// `src/oplibraries/tensorflow/device/gpu/lane/lanemgr.cpp` [C]:
+// Bookkeeping only (no Context): the rule of Salus'
+// `src/oplibraries/tensorflow/device/gpu/lane/lanemgr.cpp` (SymbioticLab/Salus):
 //   P' = 1.1 P,  M = 1.05 (P' + T) capped at the capacity, peak = M - P'
 //   1. unassigned memory >= M            -> new lane of exactly M (lane.available = M - P')
 //   2. else, lanes by increasing available memory (ties: creation order): the first with

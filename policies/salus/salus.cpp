@@ -1,62 +1,22 @@
-// salus: Salus (Yu & Chowdhury, MLSys'20): one execution service owns the GPU, keeps every
-// admitted job's persistent memory resident, cuts the GPU into memory "lanes" that run
-// concurrently, and schedules whole iterations: at most one iteration in flight per lane,
-// the lane's policy choosing whose iteration runs next.
+// salus: Salus (Yu & Chowdhury, MLSys'20; code SymbioticLab/Salus): one execution service owns
+// the GPU, keeps every admitted job's persistent memory resident, cuts the GPU into memory
+// "lanes" that run concurrently, and schedules whole iterations: at most one iteration in
+// flight per lane, the lane's policy choosing whose iteration runs next.
 //
-// Faithfulness notes
-// - Follows dossier §5.1-§5.5 and the pseudo-code of §8.4, themselves read from Salus' code
-//   [C: lanemgr.cpp, executionengine.cpp, iteralloctracker.cpp]; the full paper was not
-//   available to the dossier, so anything beyond the code's behaviour is [R].
-// - Memory classes (§5.2): persistent = ctx.persistent_bytes (weights, gradients, optimizer
-//   slots; loaded once at admission and resident until the job ends), ephemeral =
-//   ctx.ephemeral_bytes (one iteration's activations; the engine allocates them when the
-//   iteration is dispatched and frees them when it ends). Lane admission is LaneManager
-//   (lane_manager.hpp), exactly §8.4: P' = 1.1 P, M = 1.05 (P' + T) capped at the GPU; new lane
-//   of M when free, else the first lane (by increasing available memory) where
-//   P' + max(M - P', max peak) <= available, else pending and retried whenever a job leaves.
-//   `lanes: "single"` is SALUS_DISABLE_LANEMGR=1 (one whole-GPU lane); `shared_lanes: false`
-//   is SALUS_DISABLE_SHARED_LANE=1. Pending jobs are retried in arrival order, each on its own
-//   (a later, smaller job may pass an earlier one that does not fit).
-// - Note on the rule as written: a lane created for one job has available = M - P', so a
-//   second job (P' > 0) can never satisfy P' + max(..., M1 - P'1) <= M1 - P'1; with the
-//   default lane manager every lane therefore holds one job and the in-lane policies only
-//   matter in `lanes: "single"` (the paper's inference experiment says "one lane"; its
-//   training-trace experiment must have shared lanes too, since SRTF/PACK/FAIR differ there).
-// - Lanes run concurrently: one stream per lane in one context (Salus is one process), so
-//   their ops share the GPU by the simulator's water-filling over op demand. Within a lane at
-//   most one iteration is in flight (Salus' per-lane CAS 0->1), so switching jobs inside a lane
-//   moves no data; each iteration pays `iteration_overhead_us` (RPC + scheduling round) as the
-//   setup of its first op. Inference requests are iterations (one forward pass each).
-// - Iteration scheduler: `sched` = pack (Salus' CLI default) | fair | rr | fifo | preempt |
-//   srtf, work conservation on by default (iteration_order.hpp). PREEMPT uses Salus' own
-//   estimate (expected total from the job's expected_duration hint, else the cost model, minus
-//   the wall-clock time its iterations took, so it is inflated by interference as in Salus);
-//   srtf is gpumux's oracle variant (remaining iterations x predicted iteration time).
-// - Simplified: "cheap" iterations (variable init, checkpoints) are not modelled; the job's
-//   session setup is the H2D load of its persistent state on one shared copy stream (Salus
-//   initialises variables on the GPU). The ephemeral reservation (AllocationRegulator) is the
-//   engine's activation allocation at the iteration's first dispatch; if it fails, the
-//   iteration is skipped this round, as in Salus (`salus.reservation_failed`). Early release
-//   of the reservation at 90 % of the peak, lane GC after 10 s idle, SM blocking and
-//   multi-GPU lanes are not modelled. Salus serves one GPU: other devices are unused.
-// - gpumux-specific: the engine's device memory is one offset-addressed best-fit arena (no
-//   virtual memory, no per-lane double-ended BFC allocator as in Salus), where free bytes can
-//   be in pieces. Lanes count bytes, as in Salus; in addition a job is loaded only when the
-//   engine's placement answers (Context::fits_after) that, with its state loaded and every
-//   activation gone, the arena keeps a hole for the largest ephemeral peak, else it
-//   waits (`salus.arena_wait_s`) and is retried at every iteration end. This keeps Salus'
-//   no-OOM, no-deadlock guarantee on gpumux's arena. `lane_memory_gib` (the memory the lane
-//   manager hands out; default the whole GPU) with a larger device emulates a page-mapped
-//   allocator that never fragments: on the 100-job trace SRTF's mean JCT moves by
-//   0.5 % (14,866 s -> 14,792 s), on the 20-job one by 16 % (132.7 s -> 111.5 s).
-//   If nothing could run at all (not expected), the job whose reservation failed is rejected.
-// - Inference and training share lanes alike; a job whose P + T exceeds the GPU is rejected.
-// - Params: sched (pack), lanes (per_job | single), shared_lanes (true), work_conserving
-//   (true), iteration_overhead_us (100, an assumption), lane_memory_gib (the whole GPU).
-// - Metrics: `salus.queue_s` (arrival to admission, per job), `salus.admitted` and
-//   `salus.lanes` (admitted jobs / live lanes after each change), `salus.arena_wait_s` (per job
-//   that waited for a hole in the arena although the lane rule admitted it: how long),
-//   `salus.reservation_failed` (iterations skipped).
+// Persistent memory (weights, gradients, optimizer slots) is loaded at admission and stays;
+// ephemeral memory (one iteration's activations) lives for one iteration. Admission is the
+// code's lane rule (lane_manager.hpp); the in-lane order is the code's scheduler
+// (iteration_order.hpp). One stream per lane in one context. Each iteration pays
+// iteration_overhead_us. A job is loaded only when the engine's arena keeps a hole for the
+// largest ephemeral peak (Context::fits_after), which keeps Salus' no-OOM guarantee.
+//
+// Params: sched, lanes, shared_lanes, work_conserving, iteration_overhead_us, lane_memory_gib.
+// Metrics: salus.queue_s, salus.admitted, salus.lanes, salus.arena_wait_s,
+// salus.reservation_failed.
+//
+// Left out: cheap iterations, early release of the ephemeral reservation, lane GC, SM blocking,
+// multi-GPU lanes, devices other than the first GPU. The long story, with sources and measured
+// effects: docs/policies/salus.md.
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -93,8 +53,8 @@ class Salus final : public Policy {
         param::flag("work_conserving", true, "when the pick cannot run, run the next runnable job"),
         param::number("lane_memory_gib", "GiB", std::nullopt,
                       "memory the lane manager hands out (default: the whole GPU)"),
-        // Assumption (dossier §5.8, §10: "RPC + scheduler round"): one localhost ZeroMQ
-        // request/reply plus one pass of Salus' scheduling loop, ~100 us; not measured.
+        // Assumption: one localhost ZeroMQ request/reply (Salus serves over ZeroMQ, its
+        // src/main.cpp) plus one pass of its scheduling loop, ~100 us; not measured.
         param::duration("iteration_overhead_us", TimeUnit::Microseconds, 100.0,
                         "RPC + scheduling round paid by each iteration")};
     return specs;

@@ -6,21 +6,12 @@
 // is the oldest min(floor(limit), waiting) requests. Across services the one whose head
 // request arrived first goes next (FIFO). Nothing is ever dropped: a late request still runs.
 //
-// Faithfulness notes:
-//  - From the sources: adaptive batching with additive increase / multiplicative decrease of
-//    the batch size against a latency objective, per model [S: dossier §3.5, hackmd notes on
-//    Clipper]; FIFO and no dropping [D: dossier §4.3, the Clipper-like baseline of Orloj].
-//  - decrease_factor 0.9 (a 10% backoff) and additive_step 1 are Clipper §4.3's values as
-//    recalled [R]: not verified in the paper's text here.
-//  - The objective checked is the oldest member's end-to-end latency against the SLO (issue
-//    13's reading, so queueing counts); Clipper measures the latency of processing a batch
-//    against the objective [R]. The limit is kept as a real number (0.9 x 1 stays 1 after the
-//    floor), the batch size is its floor.
-//  - max_batch defaults to 64 [D]: a cap well above what a few-ms SLO allows on the profiled
-//    GPUs, so AIMD, not the cap, decides; it is not a Clipper value.
-//  - A service without an SLO always meets its objective: its limit grows to max_batch.
-//  - Not modelled: Clipper's delayed batching (waiting to fill a batch), its prediction cache,
-//    model selection and containers/RPC.
+// AIMD batch sizing per model against a latency objective (Clipper, NSDI'17); FIFO and no drops are
+// our reading of Orloj's Clipper-like baseline. decrease_factor 0.9 and additive_step 1 are Clipper
+// §4.3's values as recalled (not verified); the objective checked is the oldest member's end-to-end
+// latency (queueing counts); max_batch 64 is our cap, not Clipper's. Not modelled: delayed
+// batching, the prediction cache, model selection, containers/RPC. Details:
+// docs/policies/serving.md.
 //
 // Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
 #include <algorithm>

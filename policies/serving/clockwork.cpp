@@ -9,27 +9,12 @@
 // even b = 1 misses it, the head is dropped and the choice repeats. Services without an SLO are
 // never dropped and run, FIFO, only when no request with a deadline waits.
 //
-// Faithfulness notes:
-//  - From the source [C: dossier §3.5, malixian/clockwork
-//    src/clockwork/controller/infer5/infer5_scheduler.h]: the estimate is the 99th percentile
-//    of the last 10 measurements per (model, batch size) (`estimate_window_size = 10`,
-//    `estimate_percentile` 0.99); the controller aims to finish `buffer` = 5 ms before the SLO
-//    (its default SLO is 100 ms); a configurable maximum batch size; deadline = arrival + SLO.
-//  - Batch sizes are the powers of two up to max_batch (Clockwork's supported batch sizes are
-//    1, 2, 4, 8, 16 [R]); max_batch defaults to 16 for that reason.
-//  - buffer_ms defaults to 0, not Clockwork's 5 ms: the buffer absorbs what a real controller
-//    cannot see (network and worker launch lag, timing noise; infer5 also has `future` = 1 ms
-//    of expected lag), none of which the simulator has, and 5 ms would reject every request
-//    when SLOs are a few ms, as in issue 13's tight-SLO sweeps. Set buffer_ms = 5 with 100 ms
-//    SLOs for Clockwork's own setting.
-//  - The drop rule (drop the head when no batch size can meet its deadline, then choose again)
-//    is [D] from the dossier §4.3 ("drop infeasible"); Clockwork's controllers drop queue heads
-//    whose deadline is already past the GPU's free time (`check_timeouts`) and reject actions
-//    that would complete after the deadline [C, other controllers in the same repository], so
-//    the exact rule is [R].
-//  - Not modelled: scheduling 10 ms ahead (one batch at a time here: the frame issues the next
-//    batch when the GPU is free), the worker's late-action drop, model loading and eviction
-//    (models stay resident), several GPUs, the GPU-clock correction of estimates.
+// From the source (malixian/clockwork src/clockwork/controller/infer5/infer5_scheduler.h): the p99
+// of the last 10 measurements per (model, batch size), a buffer before the SLO, a configurable
+// maximum batch. Our choices: batch sizes are powers of two up to max_batch (16), buffer_ms
+// defaults to 0 (5 ms in Clockwork, which would reject every request under SLOs of a few ms), the
+// drop rule. Not modelled: scheduling 10 ms ahead, the worker's late-action drop, model loading,
+// several GPUs. Details: docs/policies/serving.md.
 //
 // Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
 #include <cstdint>

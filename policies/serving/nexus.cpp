@@ -6,23 +6,12 @@
 // the head requests that would miss their deadline even if their batch ran now (early drop:
 // now + estimate(b') > deadline, b' = min(profiled b, waiting)), then runs a batch of b'.
 //
-// Faithfulness notes:
-//  - From the sources: profiled batch latency per model and early drop of requests that would
-//    miss their deadline [R: dossier §3.5, from Nexus's abstract pages]; the batch size chosen
-//    so batch latency fits half the SLO [R: dossier §4.3, "Nexus paper"] (slo_fraction 0.5).
-//  - Round-robin, not EDF, across services: a Nexus GPU executes the model sessions placed on
-//    it in turn within a duty cycle, each at its own batch size [R]; round-robin keeps that
-//    structure where EDF would be Clockwork's. The duty cycle's length (the sum of the
-//    sessions' batch times, sized by squishy bin packing over a cluster) is not modelled: a
-//    turn is taken whenever the GPU is free and the service has requests waiting.
-//  - Early drop uses the same profiled estimate as the batch size (Nexus schedules from
-//    profiles, not online measurements); for a dynamic model that estimate is its full-work
-//    batch, an upper bound [D].
-//  - A service whose batch of 1 already exceeds slo_fraction x SLO gets batch size 1; one
-//    without an SLO gets max_batch and is never dropped [D]. max_batch defaults to 64 [D], a
-//    cap above what few-ms SLOs allow, so the profile, not the cap, decides.
-//  - Not modelled: cluster placement (squishy bin packing), several GPUs, query analysis of
-//    multi-model applications, prefix batching.
+// From Nexus's abstract: profiled batch latency per model and early drop. Recalled, not verified:
+// the batch fits half the SLO (slo_fraction 0.5) and a GPU runs its sessions in turn within a duty
+// cycle (round-robin here; the cycle's length is not modelled). Our choices: early drop uses the
+// profiled estimate (a dynamic model's full-work batch, an upper bound), batch size 1 when even it
+// misses, max_batch 64. Not modelled: cluster placement, several GPUs, query analysis, prefix
+// batching. Details: docs/policies/serving.md.
 //
 // Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
 #include <algorithm>

@@ -17,18 +17,11 @@
 // Before a service's first completion, F_a is a point mass at its profiled single-request
 // time (the whole model), as a profile taken when the model is loaded.
 //
-// Faithfulness notes (thesis-dossier.md §3): Orloj's paper text could not be obtained; this
-// is the dossier's reconstruction (§3.4, tag [D]), consistent with the verified claims (§3.2):
-// per-request empirical distributions [S], a batch-aware score derived from the members'
-// distributions [S], batching without knowing a request's precise time [S]. Assumptions, each
-// [D]: the score formula and value per unit of expected GPU time; candidates = each service's
-// b earliest-deadline requests (no mixed-service batches: a batch runs one model, and a
-// gpumux service is one application, so Orloj's per-application tagging inside one model is
-// not modelled); members independent; the drop rule (q_min = 1st percentile); the window (the
-// engine keeps the last 1000 requests); lock-step batches (a compacting model's batch time is
-// not the slowest member's, and this score over-estimates it). Requests' solo-equivalent times
-// are what the engine computes from each request's realised work (its exit or length) with
-// the cost model, standing in for Orloj's profiler.
+// Our reconstruction, not stated in the paper (its full text could not be obtained; only the
+// abstract's claims are verified: per-request empirical distributions, a batch-aware score from the
+// members' distributions, batching without a request's precise time): the score formula and value
+// per unit of expected GPU time, one service per batch, independent members, the drop rule (q_min =
+// 1st percentile), lock-step batches. Details and sources: docs/policies/serving.md.
 #include <algorithm>
 #include <cmath>
 #include <map>

@@ -1,4 +1,4 @@
-// The frame the four serving policies share (orloj, clockwork, clipper, nexus; issue 13):
+// The frame the four serving policies share (orloj, clockwork, clipper, nexus; engine side D38):
 // every model is loaded whole onto the first GPU when its service arrives and stays resident
 // (as in Clockwork's and Orloj's workers, which keep the served models in GPU memory); one
 // batch runs at a time on one compute stream; when the GPU is free the policy's choose()
@@ -126,8 +126,8 @@ inline ParamSpec max_batch_param(std::int64_t fallback, std::string help) {
 }
 
 /// The largest batch a serving policy may form: max_batch (max_batch_param), in [1, largest]. The
-/// caps are sanity bounds, not from a source [D]: 65536 by default, smaller where a policy's choice
-/// scans the sizes (orloj).
+/// caps are sanity bounds, not from a source (our choice): 65536 by default, smaller where a
+/// policy's choice scans the sizes (orloj).
 inline std::uint32_t read_max_batch(ParamReader& p, std::uint32_t largest = 65536) {
   return p.integer_in<std::uint32_t>("max_batch", 1, largest);
 }

@@ -1,7 +1,7 @@
 // SwitchFlow's device ranking: the fastest GPU first, the other GPUs by falling peak, the CPUs
 // last. SwitchFlow's TF fork ranks devices by CUDA compute capability and pins the CPU to 1.0
-// (dossier §2.3 item 2 [C]); gpumux profiles carry peak FLOP/s instead, which orders the
-// paper's pairs the same way (RTX 2080 Ti > GTX 1080 Ti > Xeon; V100 > Xeon).
+// (shizukanaskytree/tensorflow direct_session.cc); gpumux profiles carry peak FLOP/s instead, which
+// orders the paper's pairs the same way (RTX 2080 Ti > GTX 1080 Ti > Xeon; V100 > Xeon).
 #pragma once
 
 #include <algorithm>

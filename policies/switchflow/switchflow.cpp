@@ -1,64 +1,19 @@
-// switchflow: SwitchFlow (Wu et al., Middleware'21). Subgraph scheduling with at most one GPU
-// subgraph of any job in flight per GPU (a per-GPU token), a version of every subgraph for
-// every device, and priority preemption that drops the low-priority job's queued work, lets
-// its issued work drain, and migrates its state to the next slower device off the critical
-// path.
+// switchflow: SwitchFlow (Wu et al., Middleware'21; TF fork shizukanaskytree/tensorflow).
+// Subgraph scheduling with at most one GPU subgraph of any job in flight per GPU (a per-GPU
+// token), a version of every subgraph for every device, and priority preemption that drops the
+// low-priority job's queued work, lets its issued work drain, and migrates its state to the
+// next slower device off the critical path.
 //
-// Faithfulness notes (dossier §2.3, §2.4, §8.1, §6.2; tags [S] paper, [C] TF-fork code):
-// - Subgraph = the per-device executor of one session.run (§2.4 [S]): by default the whole GPU
-//   part of one training iteration (forward, backward, update) or of one inference request
-//   ("subgraph": "iteration"); "pass" makes each pass its own subgraph. A subgraph is
-//   dispatched at once, as ops of `layers_per_op` zoo layers (TF nodes; ReLU/BN are folded
-//   into zoo layers), into the GPU's one compute stream (one TF process, §2.3 item 6): the
-//   stream's host queue is the executor's ready queue and its `in_flight` bound is the kernels
-//   already issued to the GPU, which preemption cannot stop (§2.3 item 4 [S]).
-// - I1 (§2.3 item 3 [S]): a per-GPU token, held from the grant of a subgraph until its last
-//   op ends (or, after a preemption, until its issued ops drained). Waiting subgraphs get the
-//   token by priority, then least recently served, then arrival. I2: CPU versions run
-//   without a token (one stream per job on the CPU, sharing its cores).
-// - Multiple executors (§2.3 item 2 [S][C]): a job can run on any device once its state is
-//   there; CPU devices hold everything. Devices are ranked by peak FLOP/s (fastest GPU first,
-//   CPU last; the fork ranks by compute capability, CPU pinned to 1.0 [C]). Every job starts
-//   on the fastest GPU.
-// - Priorities come from the job spec. The fork has two classes (high preempts low [C]);
-//   here any number: a job is displaced from a GPU by a present job of strictly higher
-//   priority there, and cascades down the ranking (slower GPU, then CPU). Equal priorities
-//   share the GPU subgraph by subgraph.
-// - Preemption (§2.3 item 4, §8.1): preempt(DropQueued) drops the preemptee's queued ops (its
-//   unit is rewound and resumed later: no work is lost, as the fork re-populates the aborted
-//   run), its issued ops finish, then migrate() copies its weights and optimizer state to the
-//   target on a side copy stream; the high-priority job never waits for that copy (only for
-//   the drain, the critical path [S]). The source copy is freed when the copy ends [C].
-//   With no target (one GPU, no CPU device, or "migrate": false) the preemptee stays and
-//   waits for the token. A job claims its GPU from its arrival (a service from its arrival,
-//   before its first request); while its state is being copied in, lower classes get no new
-//   subgraph, so the preemptee's drain overlaps that copy (as graph construction overlaps
-//   the abort in the paper), and its own subgraph is granted when the copy ends (never queued
-//   behind it: a later DropQueued could drop a copy still queued on its copy stream, leaving
-//   the subgraph's issued ops waiting for it forever).
-// - Moving back: the paper keeps the preemptee on the other device while preemption lasts.
-//   By default a displaced job returns when no higher-priority job is left on its GPU
-//   (finished); "return_idle_ms" >= 0 also returns it once those jobs have had no work for
-//   that long (an inference service between requests), and displaces it again at the next
-//   request.
-// Simplified / not reproduced:
-// - The input pipeline (CPU preprocessing, tf.data prefetch) is not modelled, as in the
-//   baselines it is compared with: GPU idle gaps of Fig. 3 do not exist here.
-// - The global/temporary thread pools are not modelled (CPU ops of all jobs share the CPU
-//   device's cores by its water-filling); graph construction and executor rebuild cost
-//   nothing; input sharing for multi-task training (§2.3 item 5) is not implemented.
-// - The fork starts the state copy at the preemptee's next session.run; here right after the
-//   drain (the same order: the next run waits for the copy either way).
-// - Memory: a preempted unit keeps its activations until it completes or migrates (the fork
-//   frees them at executor end). A job is placed on a GPU only if its state and activations
-//   fit next to what is there; otherwise it goes down the ranking, or waits while memory is
-//   being freed by a job leaving that GPU. A job that fits on no device is rejected.
-// - CPU training speed is the CPU profile's roofline, not TF-MKL's measured speed (the
-//   paper's 11-13 img/s for ResNet-50 on CPUs, Fig. 7d, is several times lower).
-// - The paper's Fig. 6/7 baseline, multi-threaded TF (one process, one compute stream that
-//   queues inference kernels behind training kernels), is not a gpumux baseline; mps and
-//   time_slicing stand in for free sharing (see tests/policy/test_switchflow.cpp for the
-//   measured gap).
+// A subgraph is the GPU part of one session.run (an iteration or a request; "pass": one pass),
+// dispatched at once into the GPU's one compute stream as ops of `layers_per_op` layers. The
+// token goes by priority, then least recently served, then arrival; CPU versions need none.
+// Devices are ranked by peak FLOP/s (device_ranking.hpp). A job of strictly higher priority
+// displaces a job from its GPU down the ranking; "migrate": false keeps it waiting instead, and
+// "return_idle_ms" lets it back while the higher jobs are idle.
+//
+// Left out: the input pipeline, TF's thread pools, graph construction cost, input sharing, and
+// the paper's multi-threaded TF baseline (mps and time_slicing stand in). The long story, with
+// the paper's and the fork's rule behind each choice: docs/policies/switchflow.md.
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -7,16 +7,16 @@
 // in the top 1/eta of its rung and a worker is free, without waiting for the rung to fill.
 // Each response's jobs form one TrialGroup (often of one trial).
 //
-// Faithfulness notes: promotion rule and get_job order as Li et al. Algorithm 2 [S]; eta 3 and
-// max_epochs 1000 as the Fluid scripts' ASHAScheduler (max_t 1000, 1e10 for WLM) [C, dossier
-// §2.8]; min_epochs 1 = Ray's grace_period default [C: Ray Tune async_hyperband.py, read via
-// public code search: max_t 100, grace_period 1, reduction_factor 4, brackets 1]. Workers:
-// max_concurrent (default 8, the GPUs of Fluid's macrobenchmarks, dossier §2.11 [S]; the
-// "para" variant caps at 4 CIFAR / 8 MNIST [C]). Ray Tune's AsyncHyperBandScheduler differs:
-// at a milestone a trial below the (1 - 1/rf) percentile of the results recorded before it is
-// stopped at once and the others continue, nobody pauses or is promoted later [C: _Bracket.
-// on_result]; this follows the paper. num_samples 0 keeps drawing configs until the target is
-// reached (Fluid's num_samples = 1e10) [C].
+// Faithfulness notes: promotion rule and get_job order as Li et al. Algorithm 2; eta 3 and
+// max_epochs 1000 as the Fluid scripts' ASHAScheduler (max_t 1000, 1e10 for WLM; SymbioticLab/Fluid
+// workloads/tune_asha_*.py); min_epochs 1 = Ray's grace_period default (ray-project/ray
+// python/ray/tune/schedulers/async_hyperband.py: max_t 100, grace_period 1, reduction_factor 4,
+// brackets 1). Workers: max_concurrent (default 8, the GPUs of Fluid's macrobenchmarks, Fluid §6.1;
+// the "para" variant, tune_asha_para_*.py, caps at 4 CIFAR / 8 MNIST). Ray Tune's
+// AsyncHyperBandScheduler differs: at a milestone a trial below the (1 - 1/rf) percentile of the
+// results recorded before it is stopped at once and the others continue, nobody pauses or is
+// promoted later (_Bracket.on_result); this follows the paper. num_samples 0 keeps drawing configs
+// until the target is reached (Fluid's num_samples = 1e10, workloads/common/__init__.py).
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -1,9 +1,9 @@
 // BandTuner: successive-halving brackets run as a tuner; the common engine of the
-// successive_halving, hyperband, bohb and sync_bohb plug-ins (they differ in their bracket
-// list, in whether brackets run one after another or all at once, and in a concurrency cap).
-// Each bracket's rung is one TrialGroup (dossier §4.2: "each Hyperband bracket rung"), unless
-// a concurrency cap releases the rung's trials a few at a time (each release is a group).
-// New configs are drawn uniformly from the search space.
+// successive_halving, hyperband, bohb and sync_bohb plug-ins (they differ in their bracket list, in
+// whether brackets run one after another or all at once, and in a concurrency cap). Each bracket's
+// rung is one TrialGroup (our model; Fluid's band scheduler plans per bracket), unless a
+// concurrency cap releases the rung's trials a few at a time (each release is a group). New configs
+// are drawn uniformly from the search space.
 //
 // Thread rules: a tuner belongs to one thread.
 #pragma once

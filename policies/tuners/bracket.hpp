@@ -1,7 +1,7 @@
 // Successive-halving brackets, shared by the successive_halving, hyperband, bohb and
 // sync_bohb tuners. A bracket starts n_0 trials with a budget of r_0 epochs; when every trial
 // of rung k has reached r_k epochs, the best n_{k+1} are promoted to rung k+1 and the rest
-// stop. Rung sizes and budgets follow Fluid's my_bracket.py (dossier §2.6 b):
+// stop. Rung sizes and budgets follow Fluid's fluid/my_bracket.py (SymbioticLab/Fluid):
 //     n_k = ceil(n_{k-1} / eta),   r_k = min(r_{k-1} * eta, max_epochs),
 // until a rung's budget is max_epochs (the last rung). Hyperband's bracket table follows
 // Li et al. JMLR 2018, Algorithm 1: s_max = floor(log_eta(R / r_min)), B = (s_max + 1) R,

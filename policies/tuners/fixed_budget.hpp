@@ -1,7 +1,7 @@
-// FixedBudgetTuner: every config runs its full budget, all in one TrialGroup (dossier §2.2:
-// "Grid/random search = one group"); the base of grid_search and random_search. Both declare
-// two parameters, built by fixed_budget_specs: how many configs (in the tuner's own terms:
-// grid points per dimension, samples) and max_epochs.
+// FixedBudgetTuner: every config runs its full budget, all in one TrialGroup (Fluid, MLSys'21,
+// §3.2: grid and random search form one TrialGroup); the base of grid_search and random_search.
+// Both declare two parameters, built by fixed_budget_specs: how many configs (in the tuner's own
+// terms: grid points per dimension, samples) and max_epochs.
 //
 // Thread rules: a tuner belongs to one thread.
 #pragma once
@@ -26,7 +26,7 @@ class FixedBudgetTuner : public Tuner {
   }
 
   /// `count` (an Int, read as >= 1 by the constructor) and max_epochs (81: the Hyperband
-  /// settings' R [D], see grid_search.cpp and random_search.cpp).
+  /// settings' R, our choice; see grid_search.cpp and random_search.cpp).
   [[nodiscard]] static ParamSpecs fixed_budget_specs(ParamSpec count) {
     return ParamSpecs{std::move(count), max_epochs_param(81, "epochs every trial runs")};
   }

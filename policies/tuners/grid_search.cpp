@@ -3,9 +3,10 @@
 // points_per_dim evenly spaced values (log-spaced for log-uniform ones).
 //
 // Faithfulness notes: Fluid's microbenchmarks use grid spaces of 81/27/9/3 configs
-// (workloads/grid_search_space.py) [C, dossier §2.8]; 3 points per dimension over 4
-// dimensions gives 81 [D]. max_epochs 81 as the Hyperband settings [D]. Trials run in grid
-// order (first dimension slowest), as Ray Tune's grid_search variant generator expands [R].
+// (SymbioticLab/Fluid workloads/grid_search_space.py); 3 points per dimension over 4 dimensions
+// gives 81. max_epochs 81 as the Hyperband settings (our choice). Trials run in grid order (first
+// dimension slowest), as we recall Ray Tune's grid_search variant generator expands them (not
+// verified).
 #include <cstdint>
 #include <string>
 

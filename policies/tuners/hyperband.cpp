@@ -2,14 +2,14 @@
 // bracket s starting n = ceil(B/R * eta^s/(s+1)) random configs at r = R*eta^-s epochs
 // (eta 3, R 81: n = 81, 34, 15, 8, 5; r = 1, 3, 9, 27, 81). Brackets run one after another.
 //
-// Faithfulness notes: bracket table as Li et al. Algorithm 1 [S]; inside a bracket, rung sizes
-// ceil(n_{k-1}/eta) and budgets min(r_{k-1}*eta, R) as Fluid's my_bracket.py [C, dossier
-// §2.6 b] where Li et al. use floor(n*eta^-i) [S]. eta = 3, R = 81 (243 for WLM) as the Fluid
-// baseline scripts' HyperBandScheduler [C, dossier §2.8]; r_min = 1 epoch [D]. Ray Tune's
-// HyperBandScheduler fills brackets as the trial runner creates trials, so brackets overlap
-// [C]; set concurrent_brackets and max_concurrent (= GPUs) for that behaviour; the default is
-// the paper's sequential loop [S]. rounds 0 repeats the loop until the target is reached, as
-// the Fluid runs' num_samples = 1e10 with a MetricStopper [C, dossier §2.8].
+// Faithfulness notes: bracket table as Li et al. Algorithm 1; inside a bracket, rung sizes
+// ceil(n_{k-1}/eta) and budgets min(r_{k-1}*eta, R) as Fluid's fluid/my_bracket.py, where Li et al.
+// use floor(n*eta^-i). eta = 3, R = 81 (243 for WLM) as the Fluid baseline scripts'
+// HyperBandScheduler (SymbioticLab/Fluid workloads/tune_hb_*.py); r_min = 1 epoch (our choice). Ray
+// Tune's HyperBandScheduler fills brackets as the trial runner creates trials, so brackets overlap;
+// set concurrent_brackets and max_concurrent (= GPUs) for that behaviour; the default is the
+// paper's sequential loop. rounds 0 repeats the loop until the target is reached, as the Fluid
+// runs' num_samples = 1e10 with a MetricStopper (workloads/common/__init__.py).
 #include "tuners/band_params.hpp"
 
 namespace gpumux::tuners {

@@ -7,15 +7,15 @@
 // that trial's config perturbed (explore: each value resampled with resample_probability,
 // else x0.8 or x1.2, SearchSpace::perturb). The copy is a one-trial TrialGroup.
 //
-// Faithfulness notes: exploit/explore and the 0.8/1.2 factors: Jaderberg et al. §3-4 [S] and
-// Ray's defaults quantile_fraction 0.25, resample_probability 0.25, perturbation_factors
-// (1.2, 0.8) [C: Ray Tune schedulers/pbt.py PopulationBasedTraining.__init__, read via public
-// code search; its perturbation_interval default is 60 s of time_total_s]; the quantiles hold
-// ceil(n * fraction) of the live trials with a score, at most floor(n / 2) [C: _quantiles].
-// Population 8 and interval 80 epochs as the Fluid CIFAR scripts (10 / 5 for MNIST, 200 for
-// WLM) [C, dossier §2.8]. Ray restores the bottom trial in place (same trial id); here the
-// copy is a new trial id with restore_from set [D], so each id has one config. max_epochs
-// 1000 [D: the ASHA scripts' max_t; Fluid's PBT runs end at the target].
+// Faithfulness notes: exploit/explore and the 0.8/1.2 factors: Jaderberg et al. §3-4, and Ray's
+// defaults quantile_fraction 0.25, resample_probability 0.25, perturbation_factors (1.2, 0.8)
+// (ray-project/ray python/ray/tune/schedulers/pbt.py, PopulationBasedTraining.__init__; its
+// perturbation_interval default is 60 s of time_total_s); the quantiles hold ceil(n * fraction) of
+// the live trials with a score, at most floor(n / 2) (_quantiles). Population 8 and interval 80
+// epochs as the Fluid CIFAR scripts (10 / 5 for MNIST, 200 for WLM; SymbioticLab/Fluid
+// workloads/tune_pbt_*.py). Ray restores the bottom trial in place (same trial id); here the copy
+// is a new trial id with restore_from set (our choice), so each id has one config. max_epochs 1000
+// (our choice: the ASHA scripts' max_t; Fluid's PBT runs end at the target).
 #include <algorithm>
 #include <cmath>
 #include <map>

@@ -1,9 +1,9 @@
 // random_search: num_samples configs drawn uniformly (log-uniformly on log dimensions) from
 // the search space, each run for max_epochs epochs; one TrialGroup.
 //
-// Faithfulness notes: Bergstra & Bengio, JMLR 2012 [S]; Ray Tune's BasicVariantGenerator
-// draws each sampled dimension independently [R]. num_samples 81 and max_epochs 81 match the
-// grid and Hyperband defaults [D].
+// Faithfulness notes: Bergstra & Bengio, JMLR 2012; Ray Tune's BasicVariantGenerator draws each
+// sampled dimension independently (as we recall; not verified). num_samples 81 and max_epochs 81
+// match the grid and Hyperband defaults (our choice).
 #include "tuners/fixed_budget.hpp"
 
 namespace gpumux::tuners {

@@ -2,12 +2,13 @@
 // Li et al. JMLR 2018's inner loop). num_samples random configs run min_epochs epochs; when a
 // rung is complete the best ceil(n/eta) continue to eta times the epochs, up to max_epochs.
 //
-// Faithfulness notes: rung sizes n_k = ceil(n_{k-1}/eta) and budgets r_k = min(r_{k-1}*eta,
-// max) follow Fluid's my_bracket.py [C, dossier §2.6 b]; Li et al. use floor(n * eta^-k) [S]
-// (equal whenever eta divides n). Promotion waits for the whole rung (synchronous), and each
-// rung is one TrialGroup [D, dossier §4.2]. eta = 3 is the value of every Fluid experiment
-// [C, dossier §2.8]; max_epochs 81 their Hyperband max_t [C]; num_samples 81 = eta^4, the
-// most exploratory Hyperband bracket of that setting [D]. Configs: uniform random [S].
+// Faithfulness notes: rung sizes n_k = ceil(n_{k-1}/eta) and budgets r_k = min(r_{k-1}*eta, max)
+// follow Fluid's fluid/my_bracket.py; Li et al. use floor(n * eta^-k) (equal whenever eta divides
+// n). Promotion waits for the whole rung (synchronous), and each rung is one TrialGroup (our model
+// of Fluid's band scheduler, whose group is a bracket). eta = 3 is the value of every Fluid
+// experiment (SymbioticLab/Fluid workloads/tune_*.py); max_epochs 81 their Hyperband max_t;
+// num_samples 81 = eta^4, the most exploratory Hyperband bracket of that setting. Configs: uniform
+// random.
 #include "gpumux/io/params.hpp"
 #include "tuners/band_tuner.hpp"
 #include "tuners/tuner_params.hpp"

@@ -3,11 +3,11 @@
 // max_concurrent trials running at once; a rung's paused trials are promoted only when every
 // trial of the rung has finished it, i.e. when nothing of the bracket runs.
 //
-// Faithfulness notes: "<= NUM_WORKER (default 4) running trials per bracket; paused brackets
-// processed only when nothing runs" [C, dossier §2.8], hence max_concurrent 4 and sequential
-// brackets; eta 3, R 81 [C]. Configs drawn uniformly: BOHB's TPE/KDE sampler is not
-// implemented (see bohb.cpp) [D, dossier §4.2]. Under the cap, a rung's trials are released a
-// few at a time and each release is its own TrialGroup [D].
+// Faithfulness notes: at most NUM_WORKER (default 4) running trials per bracket, and paused
+// brackets processed only when nothing runs (SymbioticLab/Fluid fluid/syncbohb.py), hence
+// max_concurrent 4 and sequential brackets; eta 3, R 81 (workloads/tune_syncbohb_*.py). Configs
+// drawn uniformly: BOHB's TPE/KDE sampler is not implemented (see bohb.cpp). Under the cap, a
+// rung's trials are released a few at a time and each release is its own TrialGroup (our choice).
 #include "tuners/band_params.hpp"
 
 namespace gpumux::tuners {

@@ -34,12 +34,12 @@ auto read_tuner_params(const TunerArgs& args, const ParamSpecs& specs, Read&& re
 }
 
 /// The bounds of a tuner's integer parameters, so that each is checked as written before it
-/// becomes an int and the tuners' sums and products stay far from overflowing [D]:
+/// becomes an int and the tuners' sums and products stay far from overflowing (our choice):
 /// - counts of trials (num_samples, population, max_concurrent, points_per_dim, rounds) are at
 ///   most 100000, the bound of a tuning job's max_trials (tuning_config.cpp): a tuner cannot
 ///   run more trials than the job has slots;
 /// - epochs (min_epochs, max_epochs, perturbation_interval) and eta are at most 10^6 (Fluid's
-///   scripts use max_t 1000, dossier §2.8; eta 3).
+///   scripts use max_t 1000 and eta 3, SymbioticLab/Fluid workloads/tune_*.py).
 inline constexpr std::int64_t kMaxTunerCount = 100000;
 inline constexpr std::int64_t kMaxTunerEpochs = 1000000;
 
@@ -48,14 +48,14 @@ inline int read_count(ParamReader& p, const std::string& name, std::int64_t min)
   return p.integer_in<int>(name, min, kMaxTunerCount);
 }
 
-/// The declaration of eta, read by read_eta: 3, the value of every Fluid experiment [C,
-/// dossier §2.8].
+/// The declaration of eta, read by read_eta: 3, the value of every Fluid experiment
+/// (SymbioticLab/Fluid workloads/tune_*.py).
 inline ParamSpec eta_param(std::string help) {
   return param::integer("eta", 3, std::move(help));
 }
 
-/// The declarations of min_epochs (1: Li et al.'s r_min of one epoch [D], Ray's grace_period
-/// default [C]) and max_epochs (each tuner's own default), read by read_epoch_range;
+/// The declarations of min_epochs (1: Li et al.'s r_min of one epoch, our choice; Ray's
+/// grace_period default) and max_epochs (each tuner's own default), read by read_epoch_range;
 /// max_epochs alone is read by read_max_epochs.
 inline ParamSpec min_epochs_param(std::string help) {
   return param::integer("min_epochs", 1, std::move(help));

@@ -1,4 +1,4 @@
-// dynamic_fluid: Fluid's executor with DynamicFluid (MLSys'21 Algorithm 2, dossier §2.5) on top
+// dynamic_fluid: Fluid's executor with DynamicFluid (MLSys'21 Algorithm 2) on top
 // of StaticFluid (the `fluid` executor, fluid_executor.hpp). After lifecycle events (a trial
 // arrives, pauses, is stopped, finishes or is resumed), once the instant's events are handled
 // (the `fluid` executor's zero-delay re-plan), it plans StaticFluid widths over the
@@ -15,39 +15,17 @@
 //     epoch), then the checkpoint is loaded on each new GPU after the returned restart op;
 //     metric "resize_gpus" (sample: the new GPU count);
 //   scale up (1/c -> whole), applied only when no job waits (the paper runs DynamicFluid once
-//     no pending trial is left, §3.3): in place if the trial is alone on its GPU, else it is
+//     no pending trial is left, paper §3.3): in place if the trial is alone on its GPU, else it is
 //     moved to an empty GPU (kept reserved meanwhile): it stops dispatching, finishes its
 //     current iteration one op at a time, then at the iteration boundary its weights are
 //     evicted and loaded on the new GPU (the reload is the simulated copy) and it resumes.
 // Each applied resize is recorded: metric "resize_in_place" (sample: the new width) or
 // "resize_move" (sample: the GPU moved to).
 //
-// Faithfulness notes:
-// - Algorithm 2's tests as printed [S], via fluid::resize_decision; widths come from one
-//   StaticFluid plan over waiting + placed jobs on all GPUs (the paper: "over total
-//   resources") with the `fluid` executor's d (model_d: the cost model's useful GPUs). A
-//   packed trial first becomes whole (1/c -> 1); a later re-plan may widen it.
-// - h = remaining runtime: iterations left x the cost model's solo iteration time [S: h is
-//   remaining runtime]. alpha is measured, as Fluid profiles it [S §3]: from the trial's own
-//   last iteration while it shared its GPU with at least one other trial, alpha =
-//   (iteration time / solo estimate)^(1/(c-1)), so that h(1/c) = h1 x that ratio; 1 (the
-//   paper's ideal model) until measured [D]. With alpha = 1 no scale-up ever pays.
-// - eps is what the resize really costs here. Across whole GPUs: the engine's price of
-//   ctx.resize (resize_cost.hpp from the device profile and the job's model and optimizer:
-//   stop = process_reap_ns, restart = process_start_ns + context_create_ns + model_build_ns)
-//   + the checkpoint reload (load_bytes over the host link, h2d_ns) + the work lost back to
-//   the last epoch boundary (iterations since it x the solo iteration time) [D: the paper
-//   gives eps no value; Fluid's code restarts the trial from its checkpoint, dossier §2.6].
-//   1/c <-> 1: a move pays the reload only (the trial keeps its MPS context, evicted and
-//   loaded on the new GPU), an in-place change nothing. Not modelled: the code's 1 s sleep
-//   in the band path [C trainer.py] and the draining iteration dispatched one op at a time.
-// - beta is measured, as alpha is [S §3: Fluid profiles]: from two consecutive iteration ends
-//   of a trial on the same k > 1 GPUs, beta = (iteration x k / one-GPU iteration)^(1/(k-1)),
-//   so that h_{i,k} = h_{i,1} / k x beta^(k-1) matches what the engine charged (compute at
-//   ceil(batch / k) plus the all-reduce); 1 (the paper's ideal) until measured [D]. With beta
-//   = 1 a scale-down across GPUs never passes the area test (k' (h1/k' + eps) >= h1).
-// - Changes take effect at the end of the trial's current iteration [S]; a move waits for an
-//   empty GPU (none: the trial keeps its width and is reconsidered at the next event) [D].
+// alpha and beta are measured from the trial's own iterations (1, the paper's ideal, until
+// measured); eps is what the resize costs here (ctx.resize's price, the checkpoint reload, the work
+// back to the last epoch). Sources, our choices and what is left out: docs/policies/fluid.md,
+// "dynamic_fluid".
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -262,7 +240,7 @@ class DynamicFluid final : public FluidExecutor {
         alphas_[job] = std::pow(std::max(1.0, took / solo), 1.0 / static_cast<double>(c_ - 1));
       }
     }
-    // beta from an iteration on k > 1 GPUs: h_{i,k} = h_{i,1} / k x beta^(k - 1) [S], so
+    // beta from an iteration on k > 1 GPUs: h_{i,k} = h_{i,1} / k x beta^(k - 1) (Fluid §4.1), so
     // beta = (iteration x k / one-GPU iteration)^(1 / (k - 1)).
     if (it != marks_.end() && it->second.gpu == now.gpu && it->second.width == now.width &&
         now.width > 1) {
@@ -274,7 +252,7 @@ class DynamicFluid final : public FluidExecutor {
     marks_[job] = now;
   }
 
-  /// The trial's measured beta, else 1 [S: ideal].
+  /// The trial's measured beta, else 1 (the paper's ideal).
   [[nodiscard]] double beta(JobId job) const {
     if (const auto it = betas_.find(job); it != betas_.end()) return it->second;
     return 1.0;

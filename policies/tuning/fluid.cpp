@@ -8,47 +8,10 @@
 // GPU alone. The shared machinery is policies/tuning/fluid_executor.hpp; the trial lifecycle
 // trial_executor.hpp.
 //
-// Faithfulness notes:
-// - The group and n: Algorithm 1 plans a TrialGroup over the idle GPUs M', n = |M'| [S §2.4].
-//   Here the group is every waiting trial at a re-plan, and a re-plan waits for the end of
-//   the instant: the released executor groups the pending trials when the tuner has nothing
-//   more to emit right now (on_no_available_trials [C §2.6 a]); without the wait, trials
-//   freed or arriving at one instant would be planned one event at a time over the few GPUs
-//   idle so far. A trial that did not fit is re-planned with the next group, with fresh
-//   remaining work [D]. M' = GPUs with no trial and none moving in. Running trials are not in the
-//   plan (they keep their places; resizing them is Algorithm 2, the `dynamic_fluid` executor).
-// - Widths: share_i = h_{i,1} n / sum over the group, w = floor(share) or 1/c, min(w, d) [S];
-//   h_{i,1} = iterations left x ctx.estimate_unit_ns (the solo iteration time); list order
-//   h_{i,1} descending [S: fluid_order].
-// - Placement, in that order (the idle-GPU rule): a width >= 1 trial takes an idle GPU alone
-//   [S: "place onto idle GPUs"]. A packed trial takes an idle GPU of its own while more idle GPUs
-//   are left than the group's whole trials still need (so no idle GPU is left unused when the
-//   group could use it: the released executor rescales the widths so that they sum to the GPUs
-//   available [C §2.6 a]; here a lone packed trial runs at the GPU's full speed until a partner
-//   joins [D]); otherwise it joins the plan's own packed GPUs, the last opened first (packed
-//   trials "grouped c per GPU" [S]; pairing the longest with the shortest, as the band
-//   scheduler's mirrored rounds [C scheduler.py]), then any GPU that holds only packed trials
-//   and has a free slot (list scheduling: the trial starts when a slot of its width frees [S]).
-//   So a packed trial never joins a running trial while an idle GPU exists that the plan does
-//   not need for a whole trial. With no idle GPU the group has no water to share: every trial
-//   gets 1/c and may take such a free slot, or waits [D]. Trials that do not fit wait for the
-//   next re-plan.
-// - Inter-GPU: a trial of width w >= 1 takes min(floor(w), d) idle GPUs [S] and trains
-//   data-parallel on them (Context::set_replicas: its ops on every replica at ceil(batch / k)
-//   samples, the ring all-reduce over the cluster's links, a barrier per iteration): its
-//   weights and optimizer state are loaded on each GPU's copy stream, it is dispatched on the
-//   primary (the lowest GPU), and all its GPUs are released together (a pause evicts it from
-//   every one). d: the paper takes it "from the Paleo model" [S §4.2]; with model_d (default)
-//   the cost model stands in for Paleo: d = the largest k <= the knob d for which one more GPU
-//   still shortens an iteration (compute at ceil(batch / k) + update + all-reduce) [D]. Over
-//   the figure's 10 GbE that is 1 for every zoo model (docs/figures.md, Fluid); model_d off
-//   takes the knob as the code does (executor d = 4 [C]). The plan keeps beta = 1 (ideal
-//   scaling, the paper's model [S]); this executor never resizes a running trial (Algorithm
-//   2 is `dynamic_fluid`). Knobs: c = max trials per GPU, default 2 [C: the code's executor
-//   packs c = 1/2; band scheduler 2 per GPU]; d = max GPUs per trial, default 4 [C: executor
-//   d = 4; band MAX_WORKER = 4]. Paused trials leave their GPUs (evicted) as in
-//   trial_per_gpu [C: Ray Tune pauses by checkpointing]. Ordinary jobs (not trials) get one
-//   GPU. Contexts are opened warm at start [D: Fluid's workers are long-running Ray actors].
+// Our choices where the paper and the code say nothing (a lone packed trial runs alone until a
+// partner joins; with no idle GPU every trial gets 1/c; d from the cost model with model_d;
+// contexts opened warm), the rules behind each step (Algorithm 1, SymbioticLab/Fluid
+// fluid/fluid_executor.py) and what is left out: docs/policies/fluid.md, "fluid".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -71,10 +34,10 @@ FluidExecutor::FluidExecutor(const PolicyArgs& args)
 ParamSpecs FluidExecutor::knob_specs() {
   return ParamSpecs{
       param::integer("depth", 2, "ops of each trial queued or in flight"),
-      param::integer("c", 2, "max trials packed on one GPU [C: Fluid code's packing]"),
-      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 [C: executor d = 4]"),
+      param::integer("c", 2, "max trials packed on one GPU (Fluid code's packing)"),
+      param::integer("d", 4, "max GPUs per trial, data-parallel beyond 1 (Fluid executor's d = 4)"),
       param::flag("model_d", true,
-                  "cap d per model by the cost model's useful GPUs [S: d from Paleo]")};
+                  "cap d per model by the cost model's useful GPUs (paper: d from Paleo)")};
 }
 
 const ParamSpecs& FluidExecutor::param_specs() {
@@ -245,7 +208,7 @@ namespace {
 
 constexpr std::uint64_t kReplanTag = 0x464c5549;  // "FLUI"
 
-/// StaticFluid widths of `models` on `n_gpus`; with no GPU, 1/c each [D].
+/// StaticFluid widths of `models` on `n_gpus`; with no GPU, 1/c each (our choice).
 std::vector<double> water_fill(const std::vector<fluid::TrialModel>& models, std::uint32_t n_gpus,
                                fluid::FluidKnobs knobs) {
   if (n_gpus == 0) return std::vector<double>(models.size(), 1.0 / static_cast<double>(knobs.c));
@@ -316,7 +279,7 @@ void FluidExecutor::place_waiting(Context& ctx, const Plan& p) {
   const auto is_packed = [&](std::size_t i) {
     return ctx.job(p.jobs[i]).trial() && p.widths[i] < 1.0;
   };
-  // A whole trial's GPUs: floor(width), already <= d [S]; an ordinary job takes one.
+  // A whole trial's GPUs: floor(width), already <= d (Algorithm 1); an ordinary job takes one.
   const auto gpus_wanted = [&](std::size_t i) -> std::size_t {
     if (!ctx.job(p.jobs[i]).trial()) return 1;
     return std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(p.widths[i])));
@@ -380,7 +343,7 @@ std::optional<std::size_t> FluidExecutor::packable_gpu(
     return !g.whole && !g.reserved_for && n > 0 && n < g.slots.size();
   };
   // The plan's own shelf, last opened first: the shortest packed trial gets the next partner
-  // (serpentine, as the band scheduler's mirrored rounds [C scheduler.py]).
+  // (serpentine, as the band scheduler's mirrored rounds in Fluid's scheduler.py).
   for (auto it = shelf.rbegin(); it != shelf.rend(); ++it) {
     if (joinable(*it)) return *it;
   }

@@ -1,5 +1,5 @@
 // fluid_band: the released Fluid code's band scheduler (SymbioticLab/Fluid fluid/scheduler.py
-// FluidBandScheduler with fluid/executor.py; dossier §2.6 b), the path the experiment scripts
+// FluidBandScheduler with fluid/executor.py), the path the experiment scripts
 // run. Per group of new trials, three stages:
 //   Stage 0 (profiling): each new trial runs alone on an empty GPU for one iteration, its ops
 //     one at a time; its iteration time is the summed device time of that iteration's compute
@@ -16,37 +16,15 @@
 //     remaining time (iteration time x iterations left in its rung) is chosen if that is >=
 //     scale_up_s and it has fewer than 3 extra GPUs (and fewer than d in all); it is given
 //     that GPU (metric "band_scale_up", sample: its remaining seconds), applied at the trial's
-//     next restart as the code does [C §2.6 b]: when it is next placed (promoted after a
+//     next restart as the code does (scheduler.py): when it is next placed (promoted after a
 //     pause) it trains data-parallel on its GPU plus its extra GPUs that are empty then.
 // Packed trials run in their own MPS client contexts (c per GPU), so their interference comes
 // from the simulated GPU's sharing model.
 //
-// Faithfulness notes:
-// - [C] Stage 1's branches and quirks q1-q4 are band_packing.hpp's: serpentine MPS packing
-//   with constant 0.6 / 0.4 shares (q4), unchecked share sums (q2: a trial whose share does
-//   not fit waits for its GPU, as Ray's per-GPU custom resource of capacity 1 makes it), the
-//   rt[-0] sum that gives every trial one GPU in the distributed branch (q1; the
-//   intended_small_sum flag is our [D] reading), and idle GPUs in the even branch (q3).
-// - [C] Shares are admission accounting only (Ray's fractional num_gpus), not SM limits: the
-//   code sets no MPS thread percentage.
-// - [C] Elastic scale-up threshold 10 s of remaining time, at most 3 extra GPUs; MAX_WORKER
-//   = d = 4. Trials of several GPUs train data-parallel (the engine's ring all-reduce over
-//   the cluster's links per iteration; the code's DDP workers with NCCL). A restart on more
-//   GPUs pays the ordinary placement: the checkpoint loaded on each GPU; the code's 1 s sleep
-//   and worker restart are not modelled [D]. A scale-up's extra GPU is not held for the trial
-//   until its restart (the code only records it too) [C].
-// - [C] Hyperband-specific: the code runs this scheduler with Hyperband brackets only (its
-//   group is a bracket). Under an asynchronous tuner (ASHA) groups are the few trials freed at
-//   one instant, so every new trial pays Stage 0 (one solo iteration, then parked and
-//   evicted, then reloaded) and then waits in its Stage 1 GPU's queue (placed without regard
-//   to what runs there) while other GPUs may be idle: the ASHA sweep's low speed-up
-//   (docs/figures.md, Fluid) is that design, not an executor bug.
-// - [D] A group is the trials that arrive (or are resumed unprofiled) before Stage 1 runs; the
-//   code's group is a Hyperband bracket. Stage 0 trials take empty GPUs after the GPU queues
-//   are served, FIFO. Each GPU queue is FIFO in Stage 1's order (head-of-line blocking).
-//   Ordinary jobs (not trials) skip profiling and take an empty GPU alone.
-// - [D] Stage 0 dispatches one op at a time so that nothing of the second iteration starts;
-//   the time measured is device time (the code's time_this_iter_s is wall time of a solo step).
+// Stage 1's quirks are the code's (band_packing.hpp). Where the code runs Hyperband brackets only,
+// a group here is the trials that arrive before Stage 1 runs, so an asynchronous tuner (ASHA) pays
+// Stage 0 for every new trial. Sources, our choices and what is left out: docs/policies/fluid.md,
+// "fluid_band".
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -67,9 +45,9 @@ class FluidBand final : public FluidExecutor {
     static const ParamSpecs specs = [] {
       ParamSpecs s = knob_specs();
       s.push_back(param::number("scale_up_s", "s", 10.0,
-                                "elastic scale-up threshold on remaining time [C scheduler.py]"));
+                                "elastic scale-up threshold on remaining time (scheduler.py)"));
       s.push_back(param::flag("intended_small_sum", false,
-                              "distributed branch sums the shortest trials (q1, [D])"));
+                              "distributed branch sums the shortest trials (q1, our reading)"));
       return s;
     }();
     return specs;
@@ -197,7 +175,7 @@ class FluidBand final : public FluidExecutor {
             used_share(gpu) + share > 1.0 + kSlack) {
           break;
         }
-        // Several GPUs (Stage 1's, Stage 2's extra ones): the others must be empty [D]; a
+        // Several GPUs (Stage 1's, Stage 2's extra ones): the others must be empty (our choice); a
         // scale-up GPU busy now is skipped, Stage 1's are waited for.
         std::vector<std::size_t> on{g};
         bool ready = true;
@@ -245,7 +223,7 @@ class FluidBand final : public FluidExecutor {
         }
       }
     }
-    constexpr int kMaxExtraGpus = 3;  // [C scheduler.py: fewer than 3 extra GPUs]
+    constexpr int kMaxExtraGpus = 3;  // Fluid's scheduler.py: fewer than 3 extra GPUs
     if (!best || best_s < scale_up_s_ || extra_[*best] >= kMaxExtraGpus) return;
     const auto a = assigned_.find(*best);
     if (a == assigned_.end() || a->second.gpus.size() >= d_) return;
@@ -269,7 +247,7 @@ class FluidBand final : public FluidExecutor {
     if (v.iterations_done() > p->second.start_units) {
       iter_s_[job] = static_cast<double>(p->second.device_ns) * 1e-9;
       if (v.done() || v.paused() || ctx.ops_in_flight(job, home->gpus.front()) > 0) return;
-      ctx.evict(job, home->gpus.front());  // PAUSE after one iteration [C Stage0]
+      ctx.evict(job, home->gpus.front());  // PAUSE after one iteration (the code's Stage0)
       release(job);
       to_pack_.push_back(job);
       advance(ctx);

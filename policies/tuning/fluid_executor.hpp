@@ -81,7 +81,7 @@ class FluidExecutor : public TrialExecutor {
   /// The d a plan uses for `jobs`: the knob d, and with model_d the smallest d_for over the
   /// trials among them (one tuning job's trials share one model, so one value).
   [[nodiscard]] std::uint32_t plan_d(const Context& ctx, const std::vector<JobId>& jobs) const;
-  /// The paper's d "from the Paleo model" [S §4.2] with gpumux's cost model standing in: the
+  /// The paper's d "from the Paleo model" (Fluid §4.2) with gpumux's cost model standing in: the
   /// largest k <= d such that one iteration on 1..k GPUs keeps getting faster, an iteration on
   /// k GPUs being the solo compute at ceil(batch / k) samples + the update + the ring
   /// all-reduce over gpus_[0..k) (Context::estimate_allreduce_ns). Cached per model and batch.
@@ -92,7 +92,7 @@ class FluidExecutor : public TrialExecutor {
   /// h_{i,1} in seconds: iterations left x the solo iteration time on the first GPU.
   [[nodiscard]] double h1_s(const Context& ctx, JobId job) const;
   /// Algorithm 1's plan: StaticFluid over the group `waiting` only, on n = the idle GPUs
-  /// (idle_gpus().size()), d = the knob d. With no idle GPU every trial gets 1/c [D].
+  /// (idle_gpus().size()), d = the knob d. With no idle GPU every trial gets 1/c (our choice).
   [[nodiscard]] Plan plan_group(const Context& ctx, const std::deque<JobId>& waiting) const;
   /// Algorithm 2's view: StaticFluid over `waiting` then every placed job, on all GPUs.
   [[nodiscard]] Plan plan_total(const Context& ctx, const std::deque<JobId>& waiting) const;

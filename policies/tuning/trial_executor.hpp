@@ -1,7 +1,7 @@
 // The trial lifecycle every tuning executor shares (trial_per_gpu, fluid, dynamic_fluid,
 // fluid_band): a job arrives (rejected on a platform without a GPU) and waits; a placed job's
 // ops are kept flowing; a trial paused at its budget leaves its GPU at the iteration end (its
-// checkpoint is evicted, Ray Tune pauses by checkpointing [C: dossier §2.8]); a finished or
+// checkpoint is evicted, Ray Tune pauses by checkpointing); a finished or
 // stopped job frees its place; a resumed trial keeps its place if it never left, else waits
 // again. After every freeing or waiting change the executor's advance() places jobs.
 //
@@ -13,7 +13,7 @@
 // What a derived executor supplies is its placement rule only: where a job runs (home_of),
 // forgetting a place (release) and placing waiting jobs (advance). Optional hooks: keep (how a
 // placed job's work is dispatched) and on_running_iteration_end (a running trial at an
-// iteration boundary, the point where Fluid applies a resize, dossier §2.5).
+// iteration boundary, the point where Fluid applies a resize, Fluid Algorithm 2).
 //
 // Thread rules: a policy object is driven by one engine thread; nothing here is shared.
 #pragma once

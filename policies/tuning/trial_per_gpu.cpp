@@ -4,13 +4,13 @@
 // frees when its trial pauses (its weights are evicted: the trial waits for a promotion in
 // its checkpoint), is stopped or finishes. A resumed trial joins the back of the queue.
 //
-// Faithfulness notes: the baseline the Fluid paper compares against (MLSys'21 §5, "Ray Tune
-// default executor"): each trial requests {"cpu": 1, "gpu": 1} [C: dossier §2.8], so Ray
-// places one trial per whole GPU and starts pending trials FIFO as resources free [C: Ray
-// Tune's FIFOScheduler]. A paused trial's checkpoint leaves the GPU [C: Ray Tune pauses by
-// saving a checkpoint and stopping the actor]; the checkpoint's save and restore cost is not
-// modelled beyond reloading the weights when the trial resumes [D]. Ordinary jobs (not
-// trials) are run the same way, one per GPU.
+// Faithfulness notes: the baseline the Fluid paper compares against (MLSys'21 §6.1, "Ray Tune
+// default executor"): each trial requests {"cpu": 1, "gpu": 1} (SymbioticLab/Fluid
+// workloads/common/__init__.py), so Ray places one trial per whole GPU and its FIFOScheduler
+// starts pending trials FIFO as resources free. A paused trial's checkpoint leaves the GPU (Ray
+// Tune pauses by saving a checkpoint and stopping the actor); the checkpoint's save and restore
+// cost is not modelled beyond reloading the weights when the trial resumes (our
+// simplification). Ordinary jobs (not trials) are run the same way, one per GPU.
 #include <optional>
 #include <vector>
 

@@ -254,7 +254,7 @@ TEST_CASE("sweeps run every point and resume without re-running complete ones", 
 }
 
 TEST_CASE("every figure sweep is accepted by platform cuda up to the missing GPU", "[cli]") {
-  // Issue 5: `--set platform=cuda` runs the figure configs on a GPU. Without one, each point
+  // `--set platform=cuda` runs the figure configs on a GPU. Without one, each point
   // must get through every input check (config, workload, models, profiles, policy and
   // platform parameters) and fail only because no GPU is usable: exit 1, never 2, and no
   // results written.

@@ -1,4 +1,4 @@
-// The Fluid figure's pipeline (plots/fig_fluid_speedup.py, issue 14) on its smallest sweep:
+// The Fluid figure's pipeline (plots/fig_fluid_speedup.py, D46) on its smallest sweep:
 // experiments/sweeps/fluid_dcgan_hyperband.json --quick (seed 1, both executors) through the
 // real binary. Each point's summary must carry what the figure reads: a tuning section with a
 // time-to-target for trial_per_gpu and for fluid, and the CLI table a `stopped` column whose
@@ -67,7 +67,7 @@ TEST_CASE("the Fluid figure's smallest sweep gives a time-to-target for both exe
     CHECK(ttt[executor] > 0.0);
     // The target ends the tuning: its makespan is its time-to-target (docs/figures.md, Fluid).
     CHECK(t["makespan_s"].get<double>() == Approx(ttt[executor]));
-    CHECK(t["best_metric"].get<double>() >= 5.2);  // the paper's DCGAN target (dossier §2.9)
+    CHECK(t["best_metric"].get<double>() >= 5.2);  // the paper's DCGAN target (Table 3)
 
     // Every trial slot is a job; slots left when the tuning ends are stopped (D42): the
     // outcome counts add up to the 2000 slots, and the table's last column is the stopped count.

@@ -1,4 +1,4 @@
-// A run's memory does not grow with simulated time (issue 11): the same serving case at two
+// A run's memory does not grow with simulated time (D13): the same serving case at two
 // horizons ten times apart, each in its own gpumux process with default outputs (events and
 // trace streamed to disk); the longer run logs about ten times the events yet peaks at about
 // the same resident memory (wait4's ru_maxrss of the child).

@@ -1,4 +1,4 @@
-// gpumux never deletes or overwrites what it did not write (issue 9): every unsafe case found
+// gpumux never deletes or overwrites what it did not write (D9): every unsafe case found
 // by the bad-input campaign, run against the real binary. Each refused case exits 2, names the
 // path and the reason, and leaves the user's files as they were.
 #include <catch2/catch.hpp>

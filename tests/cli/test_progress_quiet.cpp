@@ -1,4 +1,4 @@
-// Progress lines are for a person at a terminal (issue 15, item 5): with stderr redirected, as
+// Progress lines are for a person at a terminal (D53): with stderr redirected, as
 // in tests and CI logs, a sweep prints no progress line and a run no heartbeat; a sweep prints
 // the arrival report once for the points that share it, and none of its lines under -q.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Results researchers load and sweeps run anywhere (issue 15, items 3 and 4): summary.csv read
+// Results researchers load and sweeps run anywhere (D50): summary.csv read
 // back by Python's csv module, and a sweep run in shards then collected gives the same bytes as
 // the whole sweep run at once; real-GPU points are not run in parallel on one GPU.
 #include <catch2/catch.hpp>

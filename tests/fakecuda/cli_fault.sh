@@ -37,7 +37,7 @@ check() {
 status=0
 # Three launch faults: where the run first meets the sticky error varies with the index and
 # the threads' timing (the poller, an event record, a kernel or a cuBLAS call of a launcher),
-# and each place must name the op and the CUDA error. A cuBLAS call once did not (issue 16's
+# and each place must name the op and the CUDA error. A cuBLAS call once did not (the first GPU session's
 # intermittent failure of this test, 2026-11-26: 2 of 39 launch indices met it first in a
 # GEMM, whose status EXECUTION_FAILED hid cudaErrorIllegalAddress until throw_cublas_error
 # named the context's error; test_fakecuda_faults.cpp checks that message directly).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest gpu_session_dry_run (CUDA builds, issue 16): experiments/gpu/session.sh's plumbing on
+# ctest gpu_session_dry_run (CUDA builds, D54): experiments/gpu/session.sh's plumbing on
 # the CUDA test double. `calibrate switch diagnose` run in dry mode (GPUMUX_SESSION_DRY=1: short
 # horizons, two calibrated models) with the real gpumux program, its CUDA module replaced by the
 # double; everything is written under a temporary folder, none of it in the source tree.

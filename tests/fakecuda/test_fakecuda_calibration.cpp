@@ -1,4 +1,4 @@
-// `gpumux calibrate` on the CUDA test double (issue 16, D37): the profile it writes says which
+// `gpumux calibrate` on the CUDA test double (D37): the profile it writes says which
 // precision its per-layer times were measured in (fp32, the executor's), so the cost model
 // applies them at fp32 only.
 #include <filesystem>

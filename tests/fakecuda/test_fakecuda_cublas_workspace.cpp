@@ -1,4 +1,4 @@
-// Per-stream cuBLAS workspaces (issue 16): GEMMs of concurrent streams never share the handle's
+// Per-stream cuBLAS workspaces (D54): GEMMs of concurrent streams never share the handle's
 // default workspace, which cuBLAS documents as non-deterministic across streams.
 #include <map>
 #include <set>

@@ -1,4 +1,4 @@
-// No hang, ever (issue 16): a fault injected into the CUDA test double at a launch, a copy or
+// No hang, ever (D31): a fault injected into the CUDA test double at a launch, a copy or
 // an allocation during a run ends the run within a bounded time with an error that names the
 // op and the CUDA error, and the platform is torn down (label fakecuda).
 #include <cublas_v2.h>

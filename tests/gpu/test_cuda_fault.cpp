@@ -1,4 +1,4 @@
-// A GPU fault ends a run, never hangs it (issue 16; label gpu: needs a GPU). The cuda
+// A GPU fault ends a run, never hangs it (D31; label gpu: needs a GPU). The cuda
 // platform's launcher of op 40 enqueues a kernel that writes through an address nothing owns
 // (platform_params.fault_at_op): the context keeps an illegal-address error, CUDA would run no
 // more host functions, and the completion poller or the next CUDA call must surface it. The

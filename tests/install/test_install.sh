@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, item 5: `cmake --install` into a temporary prefix gives a program that runs from
+# D53: `cmake --install` into a temporary prefix gives a program that runs from
 # /tmp with GPUMUX_ROOT unset: --version, list, validate and a short run of a shipped config,
 # its results only under --out (or, without --out, under the current folder), nothing written
 # into the prefix; the same program copied alone says where it looked for its data.

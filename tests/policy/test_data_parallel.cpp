@@ -1,4 +1,4 @@
-// Data-parallel training in the engine (Context::set_replicas, resize; issue 14): a test
+// Data-parallel training in the engine (Context::set_replicas, resize; D47): a test
 // policy defined here trains one AlexNet job on w simulated V100s and checks, with numbers
 // computed by hand from the cost model and the profile, that an iteration takes the compute
 // of one GPU at ceil(batch / w) samples plus the ring all-reduce plus the update, that every

@@ -1,5 +1,5 @@
 // What the data-parallel commands refuse (Context::set_replicas, resize and a replicated
-// dispatch; policy.hpp, issue 14): a probe policy issues each invalid command and checks that
+// dispatch; policy.hpp, D47): a probe policy issues each invalid command and checks that
 // it throws PolicyError without touching either GPU's memory, then trains the job on both GPUs.
 #include <catch2/catch.hpp>
 

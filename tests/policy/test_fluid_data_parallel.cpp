@@ -1,6 +1,6 @@
-// The Fluid executors with data-parallel trials (d > 1, Context::set_replicas / resize; issue 14).
+// The Fluid executors with data-parallel trials (d > 1, Context::set_replicas / resize; D51).
 //
-// Toy example (dossier §4.4, the paper's Fig. 5): 5 GPUs, four trials whose solo budgets are
+// Toy example (the Fluid paper's Fig. 5): 5 GPUs, four trials whose solo budgets are
 // 4, 4, 12 and 30 units, a unit = one epoch of fluid_cifar_alexnet at batch 48 (one iteration)
 // on a V100, so the solo times are in ratio 4:4:12:30 on one model. The GPUs are one node
 // whose GPU-to-GPU link is made ideal (1e6 Gbit/s, latency 0): the ring all-reduce is near 0.

@@ -1,5 +1,5 @@
 // The idle-GPU rule of the fluid executor (policies/tuning/fluid.cpp, Algorithm 1 of Fluid,
-// dossier §2.4): the waiting trials are the TrialGroup, their widths are water-filled over the
+// MLSys'21): the waiting trials are the TrialGroup, their widths are water-filled over the
 // IDLE GPUs only, and a packed trial never joins a running trial while an idle GPU is left
 // that the plan does not need.
 //

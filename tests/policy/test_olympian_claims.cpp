@@ -1,5 +1,6 @@
-// Olympian's central claims (dossier §4, §12) on small configurations of the paper's setups,
-// on the GTX 1080 Ti profile (the paper's GPU is recalled as a GTX 1080-class card [R]). The
+// Olympian's central claims (its abstract; docs/policies/olympian.md) on small configurations of
+// the paper's setups, on the GTX 1080 Ti profile (the paper's GPU is recalled as a GTX
+// 1080-class card, not verified). The
 // full configurations are experiments/configs/olympian_*.json and experiments/sweeps/olympian_*.
 // Where gpumux does not reproduce a claim, the test asserts what it measures and says why.
 #include <algorithm>
@@ -94,15 +95,16 @@ TEST_CASE("claim: identical clients finish within 10% of each other under fair s
   const auto jobs = ten_clients(2);
   const auto olympian = run("olympian", {{"mode", "fair"}, {"profile_requests", 2}}, jobs);
   REQUIRE(olympian.run.jobs_finished == 11);
-  // Paper [R]: Olympian's clients finish nearly together. gpumux: within 0.1%.
+  // Paper (as recalled, not verified): Olympian's clients finish nearly together. gpumux: within
+  // 0.1%.
   CHECK(spread(olympian) < 0.10);
   CHECK(spread(olympian) < 0.001);
 
-  // Paper [R]: under stock TF-Serving their finish times spread widely. Not reproduced: in
-  // gpumux the sessions' nodes reach the one compute stream in a regular round robin (each
+  // Paper (as recalled): under stock TF-Serving their finish times spread widely. Not reproduced:
+  // in gpumux the sessions' nodes reach the one compute stream in a regular round robin (each
   // issues its next node when one completes; no CPU-side thread scheduling is modelled), so
-  // identical clients get identical service and finish together too. Time slicing between
-  // processes is just as even (1 ms slices, round robin).
+  // identical clients get identical service and finish together too. Time slicing between processes
+  // is just as even (1 ms slices, round robin).
   CHECK(spread(run("tf_serving", json::object(), jobs)) < 0.001);
   CHECK(spread(run("time_slicing", json::object(), jobs)) < 0.002);
   // The metric does tell schedules apart: back to back, the first client ends after 1/10.
@@ -130,7 +132,7 @@ TEST_CASE("claim: interleaving costs under 2% of the makespan at a 1-2 ms quantu
         const auto passes =
             r.summary["policy_metrics"]["olympian.token_hold_us"]["count"].get<double>();
         INFO("depth " << depth << ": overhead " << overhead * 100 << " %, passes " << passes);
-        CHECK(overhead < 0.02);  // paper [A]: < 2 %
+        CHECK(overhead < 0.02);  // paper's abstract: < 2 %
         // What it consists of: the yield checks, plus a 4 us wake-up per token pass that the
         // GPU waits for only when nothing of the old holder is in flight.
         const double lost_s = makespan(r) - reference;
@@ -152,7 +154,7 @@ TEST_CASE("claim: weighted fair sharing follows the weights", "[olympian][claims
   const json base = {{"mode", "weighted_fair"}, {"profile_requests", 0}};
   const auto from = seconds_to_ns(kRequestsAt);
 
-  // Paper [A]: shares follow the weights (here 10/11 = 0.909). Not reproduced at the default
+  // Paper (abstract): shares follow the weights (here 10/11 = 0.909). Not reproduced at the default
   // quantum (1 ms) and depth (2): Inception-v3's gpumux nodes at batch 100 take 0.83 ms on
   // average, close to the quantum, and each turn of the weight-1 client also runs the node it
   // had in flight; the code debits one quantum per turn however far a turn overshot it, so the
@@ -177,8 +179,8 @@ TEST_CASE("claim: weighted fair sharing follows the weights", "[olympian][claims
 
 TEST_CASE("claim: fair sharing equalises GPU time across the heterogeneous mix",
           "[olympian][claims]") {
-  // The authors' mix (dossier §4.4 [C]), one client per model, 5 requests each, profiles from
-  // the cost model (profile_requests 0).
+  // The authors' mix (USC-NSL/TF-Serving-Downloads client), one client per model, 5 requests each,
+  // profiles from the cost model (profile_requests 0).
   const std::vector<std::pair<std::string, int>> mix = {
       {"inception_v3", 150}, {"googlenet", 200}, {"resnet50", 144}, {"resnet101", 128},
       {"resnet152", 100},    {"alexnet", 256},   {"vgg16", 120}};
@@ -188,7 +190,7 @@ TEST_CASE("claim: fair sharing equalises GPU time across the heterogeneous mix",
   const auto from = seconds_to_ns(kRequestsAt);
   const std::uint32_t vgg = 6, alexnet = 5;
 
-  // Paper [R]: equal GPU-duration shares (1/7 = 0.143 each). Not reproduced at a 1 ms
+  // Paper (as recalled): equal GPU-duration shares (1/7 = 0.143 each). Not reproduced at a 1 ms
   // quantum with the code's accounting: VGG-16's nodes at batch 120 take 22 ms on average
   // (AlexNet's 4 ms), far beyond the quantum, and a turn is at least one node, so VGG-16 gets
   // a 22 ms node per round while the others get ~1-2 ms: its share is 0.65, exactly what the

@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 constexpr DurationNs kSwitchMessagesNs = 2 * 100'000;  // two IPC messages, 100 us each
-// The artifact's per-group host work (policy defaults, interference-anchors §4-§5).
+// The artifact's per-group host work (policy defaults, docs/policies/pipeswitch.md).
 constexpr DurationNs kIssueNs = 13'500;               // python_copy_us: issue of the next copy
 constexpr DurationNs kMessageNs = 7'000 + 15'000;     // event_sync_us + pipe_message_us
 constexpr DurationNs kRecvNs = 3'000;                 // pipe_recv_us

@@ -1,4 +1,4 @@
-// PipeSwitch's central claim (OSDI'20 abstract [A], dossier §3.6 Fig. 5), reproduced in
+// PipeSwitch's central claim (OSDI'20 abstract and Fig. 5), reproduced in
 // simulation on a small configuration of the paper's V100 profile (v100-pcie3x16): a batch-8
 // inference request arriving during ResNet-152 training (batch 8). The paper reports a total
 // overhead over a ready model of 5.4-34.6 ms (V100 and T4, three models), 10-50x better than
@@ -10,7 +10,7 @@
 //   ResNet-152     21.44   26.71 (5.27)            47.09 (25.65)    2783
 //   Inception-v3   11.55   11.95 (0.41)            24.10 (12.56)    2760
 //   BERT-base/251  36.56   47.71 (11.15)           81.24 (44.68)    2818
-// (pipeswitch with the artifact's per-group host work, issue 10; the other columns as
+// (pipeswitch with the artifact's per-group host work; the other columns as
 // measured before it)
 #include <catch2/catch.hpp>
 
@@ -77,10 +77,10 @@ TEST_CASE("PipeSwitch's central claim on the V100 profile (small configuration)"
       // (5.4 ms) is not reached for ResNet-152 (4.4) and Inception-v3 (0.3): in gpumux the
       // overhead is the in-flight training layer (0.1-0.3 ms), two IPC messages (0.2 ms), the
       // artifact's host work per group (event synchronize, pipe message, Python issue: the copy
-      // engine idles 35.5 us per group, interference-anchors §5) and the part of the copy that
+      // engine idles 35.5 us per group, docs/policies/pipeswitch.md) and the part of the copy that
       // compute cannot hide (V100 copy 25.1 ms vs compute 21.4 ms for ResNet-152, 11.3 vs
       // 11.5 ms for Inception-v3, 45.1 vs 36.6 ms for BERT). Python task start-up in the
-      // worker is not charged (no anchor outside held-out data).
+      // worker is not charged (no public measurement outside held-out data).
       CHECK(overhead > 0.0);
       CHECK(overhead <= 34.6);
       CHECK(overhead == Approx(x.overhead_ms).margin(0.1));

@@ -1,8 +1,8 @@
-// Salus' central claims (dossier §5.6, §12), reproduced in simulation on small configurations
-// of the paper's GPU class: a P100 (p100-pcie3x16) with memory capped at 14 GiB, as the
-// paper's experiments capped physical memory. The full-size runs are experiments/configs/
-// salus_{jct,hp,inference}.json with the sweeps of the same names. Numbers in the comments
-// are what gpumux measures; the paper's are its abstract's.
+// Salus' central claims (its abstract; SymbioticLab/Salus card27x.py setups), reproduced in
+// simulation on small configurations of the paper's GPU class: a P100 (p100-pcie3x16) with memory
+// capped at 14 GiB, as the paper's experiments capped physical memory. The full-size runs are
+// experiments/configs/ salus_{jct,hp,inference}.json with the sweeps of the same names. Numbers in
+// the comments are what gpumux measures; the paper's are its abstract's.
 #include <catch2/catch.hpp>
 
 #include <map>

@@ -1,7 +1,7 @@
-// The serving baselines of issue 13 (policies/serving: clockwork, clipper, nexus) on one
-// static ResNet-50 service (batch 1) on a V100, requests at known times: the expected batch
-// sizes, drops and latencies are computed by hand from the cost model's solo batch times
-// T(n) (the profile's numbers, as estimate_batch_ns gives them), written out in each case.
+// The serving baselines (policies/serving, docs/policies/serving.md: clockwork, clipper, nexus) on
+// one static ResNet-50 service (batch 1) on a V100, requests at known times: the expected batch
+// sizes, drops and latencies are computed by hand from the cost model's solo batch times T(n) (the
+// profile's numbers, as estimate_batch_ns gives them), written out in each case.
 #include <catch2/catch.hpp>
 
 #include <cmath>

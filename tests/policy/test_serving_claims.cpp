@@ -1,4 +1,4 @@
-// Issue 13's acceptance checks across the serving policies: a request whose deadline cannot be
+// Acceptance checks across the serving policies (D38): a request whose deadline cannot be
 // met is dropped by orloj and clockwork and never by clipper; with zero variance (a static
 // model) orloj and clockwork reach the same finish rate within 2 points, the Orloj abstract's
 // "comparable on static DNNs".

@@ -1,4 +1,4 @@
-// The engine's serving of dynamic DNNs (D38, issue 13), through a small batching policy
+// The engine's serving of dynamic DNNs (D38), through a small batching policy
 // (serving_batcher.hpp) on the simulated V100: a batch of n requests is one op at n x the
 // service's batch, costed by the cost model; an early-exit batch runs lock-step to its deepest
 // member's exit (or, compacting, as chained ops at a shrinking batch); an input-length batch

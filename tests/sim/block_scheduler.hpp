@@ -1,13 +1,13 @@
 // A per-kernel, per-block reference model of one GPU context (streams, or MPS clients), used
 // only by tests to check the analytic kernel-wait model (kernel_share.hpp).
 //
-// Rules (interference-anchors.md §1.1-1.3): a stream's kernel becomes eligible when its
-// predecessor in the stream has completed (plus the stream's launch gap); eligible kernels
-// queue by (priority, higher first; then eligibility time; then stream); blocks of the kernel
-// at the head of the queue are placed one per free SM, and the next kernel is considered only
-// once the head is fully dispatched (so equal-priority work never overtakes); running blocks
-// are never preempted. A kernel with B blocks on N SMs runs in ceil(B / N) waves; each block
-// lasts duration / waves. Times in ns.
+// Rules (the hardware rule of kernel_share.hpp, with its NVIDIA sources): a stream's kernel becomes
+// eligible when its predecessor in the stream has completed (plus the stream's launch gap);
+// eligible kernels queue by (priority, higher first; then eligibility time; then stream); blocks of
+// the kernel at the head of the queue are placed one per free SM, and the next kernel is considered
+// only once the head is fully dispatched (so equal-priority work never overtakes); running blocks
+// are never preempted. A kernel with B blocks on N SMs runs in ceil(B / N) waves; each block lasts
+// duration / waves. Times in ns.
 #pragma once
 
 #include <algorithm>

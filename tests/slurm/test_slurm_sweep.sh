@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: a 4-point sweep run as a Slurm job array on a single-node cluster
+# D50: a 4-point sweep run as a Slurm job array on a single-node cluster
 # (run_single_node.sh) gives summary.csv and summary_run.csv byte-identical to the same sweep
 # run locally. Exit 77 (skipped) without the slurm-wlm and munge packages.
 # Usage: tests/slurm/test_slurm_sweep.sh GPUMUX_BINARY

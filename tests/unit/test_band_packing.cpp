@@ -58,7 +58,7 @@ TEST_CASE("band stage 1, trials == GPUs: distributed bin packing and the rt[-0] 
     CHECK(gpus_of(p.slots[1]) == std::vector<std::uint32_t>{2});
     CHECK(gpus_of(p.slots[3]) == std::vector<std::uint32_t>{3});
   }
-  SECTION("intended reading [D]: S = 1 + 1 = 2, int(8/2) = 4 GPUs, then the hand-out wraps") {
+  SECTION("intended reading (ours): S = 1 + 1 = 2, int(8/2) = 4 GPUs, then the hand-out wraps") {
     BandKnobs k;
     k.intended_small_sum = true;
     const BandPacking p = band_stage1_packing(t, 4, k);

@@ -1,4 +1,4 @@
-// StaticFluid against optima (dossier §2.3 Theorem 1, §4.4): the toy's optimum 10, and a
+// StaticFluid against optima (Fluid, MLSys'21, Theorem 1, App. A): the toy's optimum 10, and a
 // seeded property test on small random instances of the ideal model (alpha = beta = 1).
 //
 // Two yardsticks, because the true OPT of strip packing is not computable here:
@@ -89,7 +89,7 @@ double brute_force(const std::vector<TrialModel>& t, std::uint32_t n, FluidKnobs
 
 TEST_CASE("toy example: brute-force optimum 10 = total work / GPUs", "[fluid]") {
   const std::vector<TrialModel> toy{{4.0}, {4.0}, {12.0}, {30.0}};
-  // d = 4 (the code's [C]): e.g. 30 s on 3 GPUs [0, 10], 12 s on 2 GPUs [0, 6], then the two
+  // d = 4 (the code's): e.g. 30 s on 3 GPUs [0, 10], 12 s on 2 GPUs [0, 6], then the two
   // 4-s trials packed on one of those GPUs [6, 10]. Nothing beats 10 in this space.
   CHECK(brute_force(toy, 5, {2, 4}) == Approx(10.0));
   // d = 5 escapes the paper's 10: 30 s on 4 GPUs [0, 7.5], the 4-s pair packed on the 5th
@@ -140,9 +140,9 @@ TEST_CASE("Theorem 1 property: StaticFluid against BF, LB and LB1 on random idea
     worst_bf_ratio = std::max(worst_bf_ratio, sf / bf);
     worst_lb_ratio = std::max(worst_lb_ratio, sf / lb);
   }
-  // Measured on these 2000 instances (the report of issue 14; the numbers are pinned so a
+  // Measured on these 2000 instances (D40; the numbers are pinned so a
   // change to the list rules or the water-filling shows up here):
-  //   SF <= 2 LB1 on all 2000, our reading [D] of the bound behind Theorem 1 (floor(x) >= x/2 for
+  //   SF <= 2 LB1 on all 2000, our reading of the bound behind Theorem 1 (floor(x) >= x/2 for
   //     x >= 1 puts every whole-GPU trial within 2 sum h1 / n) holds everywhere;
   //   SF <= 2 BF on 1995 only (worst SF/BF = 19/8 = 2.375): BF packs small trials for free
   //     (alpha = 1 gives a packed trial area h1/c), so OPT can sit below sum h1 / n (BF < LB1 on

@@ -1,4 +1,4 @@
-// Regression tests for issue 9 part 2 ("parsers that hold under attack"): each input the
+// Regression tests for parsers that hold under attack: each input the
 // fuzzing campaign found is now an InputError (exit 2) naming the file and the key or line.
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // DynamicFluid's resize test (policies/fluid/water_filling.hpp resize_decision, paper
-// Algorithm 2, dossier §2.5) in the regime the engine runs today, d capped at 1: a trial moves
+// Algorithm 2) in the regime the engine runs today, d capped at 1: a trial moves
 // between packed (width 1/c) and whole (width 1). Every number is worked out in the comments
 // from the trial model h(1/c) = h1 * alpha^(c - 1), h(1) = h1.
 #include <stdexcept>

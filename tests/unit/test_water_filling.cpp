@@ -1,4 +1,4 @@
-// Fluid's water-filling (policies/fluid): the paper's toy example (Fig. 5, dossier §2.4/§4.4),
+// Fluid's water-filling (policies/fluid): the paper's toy example (Fig. 5),
 // list-scheduling rules, DynamicFluid's scale rules and the packing limit c, all on numbers
 // worked out by hand in the comments.
 #include <vector>
@@ -18,7 +18,7 @@ std::vector<TrialModel> toy_trials() {
   return {{4.0}, {4.0}, {12.0}, {30.0}};
 }
 constexpr std::uint32_t kToyGpus = 5;
-constexpr FluidKnobs kToyKnobs{2, 4};  // c = 2 as in the paper's figure; d = the code's 4 [C]
+constexpr FluidKnobs kToyKnobs{2, 4};  // c = 2 as in the paper's figure; d = the code's 4
 
 }  // namespace
 

@@ -154,7 +154,7 @@ TEST_CASE("validation: BERT-base beside ResNet-50 training on the A100 (Tally)",
   print_row("tally-mps-mean", "BERT mean latency under MPS (ms; queueing included)", "6.0",
             mps_mean, mps_mean / 6.0);
 
-  // Bands stated in docs/fidelity.md (issue 10's acceptance: MPS >= 2x, time slicing 2x-4x).
+  // Bands stated in docs/fidelity.md (the acceptance bands: MPS >= 2x, time slicing 2x-4x).
   CHECK(mps_x >= 2.0);
   // A documented miss: each BERT kernel waits for ResNet-50's GPU-filling kernels to retire,
   // ~30 ms per request against 8.1 ms between arrivals, so the queue grows for the whole run
@@ -166,7 +166,7 @@ TEST_CASE("validation: BERT-base beside ResNet-50 training on the A100 (Tally)",
   CHECK(kept_mps <= 1.0);
   CHECK(kept_ts >= 0.47 / 2);
   CHECK(kept_ts <= 1.0);
-  // MPS keeps training faster than time slicing does: the asymmetry the anchors describe.
+  // MPS keeps training faster than time slicing does: the asymmetry Tally's measurements show.
   CHECK(kept_mps > kept_ts);
 }
 

@@ -21,23 +21,24 @@ TOP_KEYS = {"name", "display_name", "source", "domain", "input_shape", "dtype_by
 # name -> (published params, published forward GMAC/sample or None, where from)
 PUBLISHED = {
     "resnet18": (11_689_512, 1.81, "torchvision docs"),
-    "resnet50": (25_557_032, 4.1, "torchvision docs; dossier 1.2"),
+    "resnet50": (25_557_032, 4.1, "torchvision docs"),
     "resnet101": (44_549_160, 7.8, "torchvision docs"),
-    "resnet152": (60_192_808, 11.5, "torchvision docs; perf-anchors 4.1"),
+    "resnet152": (60_192_808, 11.5, "torchvision docs"),
     "vgg11": (132_863_336, 7.61, "torchvision docs"),
-    "vgg16": (138_357_544, 15.5, "torchvision docs; perf-anchors 4.1"),
+    "vgg16": (138_357_544, 15.5, "torchvision docs"),
     "vgg19": (143_667_240, 19.63, "torchvision docs"),
-    "alexnet": (61_100_840, 0.71, "torchvision docs; dossier 1.2"),
-    "googlenet": (6_624_904, 1.5, "torchvision docs; dossier 1.2"),
+    "alexnet": (61_100_840, 0.71, "torchvision docs"),
+    "googlenet": (6_624_904, 1.5, "torchvision docs"),
     "mobilenet_v2": (3_504_872, 0.3, "torchvision docs"),
     "densenet121": (7_978_856, 2.9, "torchvision docs"),
     "densenet169": (14_149_480, 3.36, "torchvision docs"),
-    "inception_v3": (27_161_264, 5.7, "torchvision docs; dossier 1.1/1.2"),
+    "inception_v3": (27_161_264, 5.7, "torchvision docs"),
     # timm inception_v4 (1000 classes); ~12.3 GMAC is the usual MAC-counting figure
     "inception_v4": (42_679_816, 12.3, "timm inception_v4"),
-    # dossier 1.1: 22.67M + 12 x 7.09M + 0.59M = 108.31M; perf-anchors 4.1: ~22 GFLOP at seq 128
-    "bert_base": (108_310_272, 11.0, "dossier 1.1; perf-anchors 4.1"),
-    "bert_base_seq251": (108_310_272, None, "dossier 1.1"),
+    # BERT-base-cased: 22.67M (embeddings, vocab 28,996) + 12 x 7.09M + 0.59M (pooler) = 108.31M,
+    # our arithmetic; ~22 GFLOP at seq 128 (2 x 85 M non-embedding params x 128 tokens + attention)
+    "bert_base": (108_310_272, 11.0, "our arithmetic (embeddings + 12 layers + pooler)"),
+    "bert_base_seq251": (108_310_272, None, "our arithmetic"),
 }
 
 
@@ -78,13 +79,15 @@ def closed_form_params():
 
 PIPESWITCH_GROUPS = {"resnet152": 52, "inception_v3": 18, "bert_base": 39, "bert_base_seq251": 39}
 
-# dossier 1.2: PipeSwitch group sizes in MiB, every tensor padded to 512 B
-DOSSIER_RESNET152 = [0.04, 0.29, 0.27, 0.27, 1.46] + [1.07] * 7 + [5.79] + [4.27] * 35 + \
+# Reference values, our own computation with torchvision 0.14 constructors (not published): PipeSwitch
+# group sizes in MiB, every tensor padded to 512 B as netx-repo/PipeSwitch task/common.py
+# group_to_batch does, with the groups of its task/<model>.py partition_model.
+REF_RESNET152 = [0.04, 0.29, 0.27, 0.27, 1.46] + [1.07] * 7 + [5.79] + [4.27] * 35 + \
     [23.08, 17.05, 17.05, 7.82]
-# dossier 1.2: forward GMAC per group (AuxLogits, group 13, is not executed at inference)
-DOSSIER_INCEPTION_V3_GMAC = [0.02, 0.20, 0.40, 0.03, 0.70, 0.31, 0.34, 0.35, 0.40, 0.37, 0.49, 0.49,
+# Same source: forward GMAC per group (AuxLogits, group 13, is not executed at inference)
+REF_INCEPTION_V3_GMAC = [0.02, 0.20, 0.40, 0.03, 0.70, 0.31, 0.34, 0.35, 0.40, 0.37, 0.49, 0.49,
                              0.62, None, 0.29, 0.32, 0.39, 0.002]
-DOSSIER_INCEPTION_V3 = [0.01, 0.04, 0.07, 0.02, 0.53, 0.99, 1.07, 1.10, 4.41, 4.96, 6.48, 6.48,
+REF_INCEPTION_V3 = [0.01, 0.04, 0.07, 0.02, 0.53, 0.99, 1.07, 1.10, 4.41, 4.96, 6.48, 6.48,
                         8.20, 12.70, 6.49, 19.27, 23.21, 7.82]
 
 
@@ -191,16 +194,16 @@ def padded_group_mib(m):
 
 def compare_groups(m, ref):
     sizes = padded_group_mib(m)
-    ensure(len(sizes) == len(ref), f"{m['name']}: group count vs dossier")
-    print(f"\n{m['name']} PipeSwitch groups: ours (raw / padded-512B) vs dossier 1.2 (padded), MiB")
+    ensure(len(sizes) == len(ref), f"{m['name']}: group count vs reference")
+    print(f"\n{m['name']} PipeSwitch groups: ours (raw / padded-512B) vs reference (padded), MiB")
     worst = 0.0
     for i, ((raw, padded), d) in enumerate(zip(sizes, ref)):
         worst = max(worst, abs(padded - d))
-        print(f"  group {i:2d}: {raw:7.3f} / {padded:7.3f}   dossier {d:6.2f}")
+        print(f"  group {i:2d}: {raw:7.3f} / {padded:7.3f}   reference {d:6.2f}")
     print(f"  totals: raw {sum(s[0] for s in sizes):.2f}, padded {sum(s[1] for s in sizes):.2f}, "
-          f"dossier {sum(ref):.2f}; max |padded - dossier| = {worst:.3f} MiB")
-    # the dossier rounds to 0.01 MiB; allow rounding slack
-    ensure(worst <= 0.011, f"{m['name']}: group sizes deviate from dossier by {worst:.3f} MiB")
+          f"reference {sum(ref):.2f}; max |padded - reference| = {worst:.3f} MiB")
+    # the reference rounds to 0.01 MiB; allow rounding slack
+    ensure(worst <= 0.011, f"{m['name']}: group sizes deviate from the reference by {worst:.3f} MiB")
 
 
 def compare_group_macs(m, ref):
@@ -209,10 +212,10 @@ def compare_group_macs(m, ref):
     for a, b in zip(g, g[1:] + [len(layers)]):
         ours.append(sum(x["m"] * x["n"] * x["k"] * x["count"] for l in layers[a:b]
                         if not l.get("aux") for x in l["gemms"]) / 1e9)
-    print(f"\n{m['name']} forward GMAC per PipeSwitch group: ours vs dossier 1.2")
+    print(f"\n{m['name']} forward GMAC per PipeSwitch group: ours vs reference")
     print("  " + ", ".join(f"{o:.3f}/{'-' if d is None else d}" for o, d in zip(ours, ref)))
     for o, d in zip(ours, ref):
-        if d is not None:   # dossier rounds to 0.01 GMAC
+        if d is not None:   # the reference rounds to 0.01 GMAC
             ensure(abs(o - d) <= 0.006 + 0.02 * d, f"{m['name']}: group GMAC {o:.3f} vs {d}")
 
 
@@ -238,9 +241,9 @@ def main():
         print(generate_zoo.table(ordered))
         print()
         print("\n".join(report))
-        compare_groups(by_name["resnet152"], DOSSIER_RESNET152)
-        compare_groups(by_name["inception_v3"], DOSSIER_INCEPTION_V3)
-        compare_group_macs(by_name["inception_v3"], DOSSIER_INCEPTION_V3_GMAC)
+        compare_groups(by_name["resnet152"], REF_RESNET152)
+        compare_groups(by_name["inception_v3"], REF_INCEPTION_V3)
+        compare_group_macs(by_name["inception_v3"], REF_INCEPTION_V3_GMAC)
     except CheckError as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1

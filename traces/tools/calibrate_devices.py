@@ -6,8 +6,8 @@ It fits, with the cost model of predict_layer_times.py and the zoo's resnet50.js
   - the fp32 conv efficiency of V100 to NGC's 367 img/s FP32 training (batch 112),
   - the fp32 conv efficiency of T4 to NGC's 77.6 ms FP32 eager inference at batch 32,
   - the GEMM tile to V100 TensorRT FP32 batch-1/8 latency,
-and reports what the same model then predicts for every other public measurement in
-perf-anchors.md sections 4.2-4.3 (these are checks, not fits). It also reports tensor-core
+and reports what the same model then predicts for every other public ResNet-50 measurement it
+knows (these are checks, not fits; sources in traces/devices/README.md, "Calibration tables"). It also reports tensor-core
 efficiencies (V100/T4 AMP, A100 TF32/AMP) for information: a profile has one efficiency per
 layer kind, calibrated for fp32.
 
@@ -26,8 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import predict_layer_times as P  # noqa: E402
 
-PA = 'perf-anchors.md'
-FW_EAGER = 15000.0  # PyTorch eager framework overhead per op, midpoint of 10-20 us (perf-anchors section 4.2)
+FW_EAGER = 15000.0  # PyTorch eager framework overhead per op, midpoint of 10-20 us (our estimate, README)
 
 # A100 80GB SXM, used only as a bridge to read tensor-core efficiencies off NGC's A100 numbers.
 # [DS] NVIDIA A100 datasheet (https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/
@@ -84,13 +83,13 @@ def main(argv):
     w('| value | fit | in profile | public measurement it reproduces |')
     w('|---|---|---|---|')
     w('| V100 conv/linear efficiency (fp32) | %.3f (batch 112); %.3f (batch 256) | %.2f | ResNet-50 v1.5 FP32 '
-      'training 367 img/s, V100 16GB, NGC pytorch-21.03 (%s 4.3) |'
-      % (e_v100, e_v100_256, v100['compute']['efficiency']['conv'], PA))
+      'training 367 img/s, V100 16GB, NGC pytorch-21.03 |'
+      % (e_v100, e_v100_256, v100['compute']['efficiency']['conv']))
     w('| (cross-check) | %.3f | | ResNet-50 FP32 NCHW batch 128: 342 ms/iteration on V100-SXM2 '
-      '(sandeepkumar-skb, %s 4.3) |' % (e_v100_alt, PA))
+      '(sandeepkumar-skb) |' % e_v100_alt)
     w('| T4 conv/linear efficiency (fp32) | %.3f (15 us/launch framework overhead); %.3f (none) | %.2f | '
-      'ResNet-50 v1.5 FP32 PyTorch-eager inference, batch 32: 77.6 ms on T4, NGC (%s 4.2) |'
-      % (e_t4, e_t4_nofw, t4['compute']['efficiency']['conv'], PA))
+      'ResNet-50 v1.5 FP32 PyTorch-eager inference, batch 32: 77.6 ms on T4, NGC |'
+      % (e_t4, e_t4_nofw, t4['compute']['efficiency']['conv']))
     for name, dev, val in (('v100', v100, e_v100), ('t4', t4, e_t4)):
         if abs(dev['compute']['efficiency']['conv'] - val) > 0.01:
             print('calibration drift: %s conv efficiency %.3f vs fit %.3f' % (name, dev['compute']['efficiency']
@@ -109,8 +108,8 @@ def main(argv):
         if best is None or err < best[2]:
             best = (tile, pr, err)
     w('| GEMM tile (tile_m = tile_n) | %d | %d | ResNet-50 TensorRT 4 FP32 latency on V100, batch 1 / 8 = 2.68 / '
-      '8.28 ms (1duo gist, %s 4.2); model: %s |'
-      % (best[0], v100['compute']['tile_m'], PA,
+      '8.28 ms (1duo gist); model: %s |'
+      % (best[0], v100['compute']['tile_m'],
          '; '.join('%d: %.2f / %.2f ms' % (t, p[1], p[8]) for t, p, _ in rows)))
     if best[0] != v100['compute']['tile_m']:
         print('calibration drift: tile %d vs fit %d' % (v100['compute']['tile_m'], best[0]), file=sys.stderr)
@@ -127,38 +126,38 @@ def main(argv):
       'launch. TensorRT fuses BN/ReLU into the convolution, which the unfused zoo does not, so the model is '
       'expected to be slower than TensorRT at large batch. Triton rows are client-observed (gRPC, queueing).\n'
       % (FW_EAGER / 1e3))
-    w('| device | precision | measurement (source, %s) | batch | measured | model | model/measured | role |' % PA)
+    w('| device | precision | measurement (source) | batch | measured | model | model/measured | role |')
     w('|---|---|---|---|---|---|---|---|')
 
     def row(devname, prec, what, b, meas, model_v, unit, role):
         w('| %s | %s | %s | %d | %.4g %s | %.4g %s | %.2f | %s |'
           % (devname, prec, what, b, meas, unit, model_v, unit, model_v / meas, role))
 
-    row('V100', 'fp32', 'NGC training throughput (4.3)', 112, 367, pred(v100, 112, 'train_samples_per_s'),
+    row('V100', 'fp32', 'NGC training throughput', 112, 367, pred(v100, 112, 'train_samples_per_s'),
         'img/s', 'fit')
-    row('V100', 'fp32', 'training, sandeepkumar-skb (4.3)', 128, 342, pred(v100, 128, 'train_step_ms'),
+    row('V100', 'fp32', 'training, sandeepkumar-skb', 128, 342, pred(v100, 128, 'train_step_ms'),
         'ms/iter', 'check')
     for b, m in ((1, 2.68), (8, 8.28), (32, 23.1)):
-        row('V100', 'fp32', 'TensorRT 4 latency, 1duo gist (4.2)', b, m, pred(v100, b, 'forward_ms'), 'ms',
+        row('V100', 'fp32', 'TensorRT 4 latency, 1duo gist', b, m, pred(v100, b, 'forward_ms'), 'ms',
             'fit (tile)' if b < 32 else 'check')
     for b, m in ((1, 10.37), (8, 11.5), (32, 29.4)):
-        row('V100', 'fp32', 'PyTorch eager latency, NGC (4.2)', b, m, pred(v100, b, 'forward_ms', 'fp32', FW_EAGER),
+        row('V100', 'fp32', 'PyTorch eager latency, NGC', b, m, pred(v100, b, 'forward_ms', 'fp32', FW_EAGER),
             'ms', 'check')
-    row('V100', 'fp16', 'NGC AMP training throughput (4.3)', 256, 1200,
+    row('V100', 'fp16', 'NGC AMP training throughput', 256, 1200,
         pred(v100, 256, 'train_samples_per_s', 'fp16'), 'img/s', 'check')
-    row('V100', 'fp16', 'AMP NHWC training, sandeepkumar-skb (4.3)', 128, 111,
+    row('V100', 'fp16', 'AMP NHWC training, sandeepkumar-skb', 128, 111,
         pred(v100, 128, 'train_step_ms', 'fp16'), 'ms/iter', 'check')
     for b, m in ((1, 2.08), (8, 3.29), (32, 6.59)):
-        row('V100', 'fp16', 'TensorRT 4 latency, 1duo gist (4.2)', b, m, pred(v100, b, 'forward_ms', 'fp16'),
+        row('V100', 'fp16', 'TensorRT 4 latency, 1duo gist', b, m, pred(v100, b, 'forward_ms', 'fp16'),
             'ms', 'check')
     for b, m in ((1, 10.7), (8, 22.4), (32, 77.6)):
-        row('T4', 'fp32', 'PyTorch eager latency, NGC (4.2)', b, m, pred(t4, b, 'forward_ms', 'fp32', FW_EAGER),
+        row('T4', 'fp32', 'PyTorch eager latency, NGC', b, m, pred(t4, b, 'forward_ms', 'fp32', FW_EAGER),
             'ms', 'fit' if b == 32 else 'check')
     for b, m in ((1, 13.0), (8, 12.8), (32, 29.5)):
-        row('T4', 'fp16', 'PyTorch eager AMP latency, NGC (4.2)', b, m,
+        row('T4', 'fp16', 'PyTorch eager AMP latency, NGC', b, m,
             pred(t4, b, 'forward_ms', 'fp16', FW_EAGER), 'ms', 'check')
     for b, m in ((1, 3.00), (8, 9.00), (32, 28.4)):
-        row('T4', 'fp16', 'Triton + ORT-TensorRT, client-observed (4.2)', b, m,
+        row('T4', 'fp16', 'Triton + ORT-TensorRT, client-observed', b, m,
             pred(t4, b, 'forward_ms', 'fp16'), 'ms', 'check')
     w('')
 
@@ -167,26 +166,26 @@ def main(argv):
     w('A profile has one efficiency per layer kind, applied to whichever peak the precision uses. The profiles '
       'hold the fp32 fits. Fitting the same ResNet-50 measurements at tensor-core precision gives much lower '
       'fractions of the (much higher) tensor peaks:\n')
-    w('| device | precision | measurement (%s) | fitted conv/linear efficiency |' % PA)
+    w('| device | precision | measurement | fitted conv/linear efficiency |')
     w('|---|---|---|---|')
-    w('| V100 | fp16 (AMP) | NGC training 1,200 img/s, batch 256 (4.3) | %.3f |'
+    w('| V100 | fp16 (AMP) | NGC training 1,200 img/s, batch 256 | %.3f |'
       % fit_eff(rn50, v100, 256, 1200, 'train_samples_per_s', 'fp16'))
-    w('| V100 | fp16 (AMP) | sandeepkumar-skb 111 ms/iteration, batch 128 (4.3) | %.3f |'
+    w('| V100 | fp16 (AMP) | sandeepkumar-skb 111 ms/iteration, batch 128 | %.3f |'
       % fit_eff(rn50, v100, 128, 111, 'train_step_ms', 'fp16'))
-    w('| T4 | fp16 (AMP) | NGC eager inference 29.5 ms, batch 32 (4.2) | %.3f |'
+    w('| T4 | fp16 (AMP) | NGC eager inference 29.5 ms, batch 32 | %.3f |'
       % fit_eff(rn50, t4, 32, 29.5, 'forward_ms', 'fp16', FW_EAGER))
-    w('| A100 80GB (bridge) | tf32 | NGC training 938 img/s, batch 256 (4.3) | %.3f |'
+    w('| A100 80GB (bridge) | tf32 | NGC training 938 img/s, batch 256 | %.3f |'
       % fit_eff(rn50, A100, 256, 938, 'train_samples_per_s', 'tf32'))
-    w('| A100 80GB (bridge) | fp16 (AMP) | NGC training 2,470 img/s, batch 256 (4.3) | %.3f |'
+    w('| A100 80GB (bridge) | fp16 (AMP) | NGC training 2,470 img/s, batch 256 | %.3f |'
       % fit_eff(rn50, A100, 256, 2470, 'train_samples_per_s', 'fp16'))
-    w('| H100 (project GPU) | bf16 | 798 TFLOP/s on an 8192^3 GEMM (4.4) | %.3f (large GEMM, linear kind) |'
+    w('| H100 (project GPU) | bf16 | 798 TFLOP/s on an 8192^3 GEMM (our measurement) | %.3f (large GEMM, linear kind) |'
       % (798 / 989))
     w('')
 
     # ---------------- eager overhead per zoo layer ----------------
     w('### Framework overhead per zoo layer that reproduces eager batch-1 latency\n')
-    w('| device | NGC eager FP32 batch 1 (%s 4.2) | model without overhead | launches per forward | '
-      'overhead per zoo layer |' % PA)
+    w('| device | NGC eager FP32 batch 1 | model without overhead | launches per forward | '
+      'overhead per zoo layer |')
     w('|---|---|---|---|---|')
     nlaunch = sum(v100['kernels']['per_layer'][l['kind']] for l in rn50['layers'] if not l.get('aux'))
     for name, dev, meas in (('V100', v100, 10.37), ('T4', t4, 10.7)):

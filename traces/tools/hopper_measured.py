@@ -25,7 +25,7 @@ def _set_sharing(p):
     p['sharing']['context_switch_ns'] = switch_ns
     where = '%s, %s' % (RESULTS, calls)
     p['sources']['sharing.timeslice_ns'] = (
-        '[M-gpu] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): two processes '
+        '[our GPU measurement] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): two processes '
         '(contexts, no MPS) each running one wave of 50 ms blocks alternate on the GPU in runs of %.3f ms '
         '(median of 40), read off %%globaltimer jumps; a 1-block kernel from a second process waited for the '
         'rest of the running context\'s slice (counted from its start), or one switch once it had expired, '
@@ -33,7 +33,7 @@ def _set_sharing(p):
         '1024 us (open-gpu-kernel-modules kernel_fifo_gv100.c); this card, in this VM with this driver, '
         'slices at about twice that' % (where, run_ms))
     p['sources']['sharing.context_switch_ns'] = (
-        '[M-gpu] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): a context\'s gap '
+        '[our GPU measurement] experiments/gpu/sharing_probe.cu on the lent card, 2026-11-26 (%s): a context\'s gap '
         'between its runs is %.3f ms (median of 36) against the other context\'s %.3f ms run, so each of the '
         'two switches in a gap costs (gap - run) / 2 with every SM holding 2 blocks of 1024 spinning '
         'threads (their state saved and restored). Was 50 us, an assumption from the literature ranges '
@@ -50,7 +50,7 @@ def _h200_from(h100):
         p['sources'][k] += same
     p['memory_bytes'] = 143771 * (1 << 20)
     p['sources']['memory_bytes'] = (
-        '[M-gpu] nvidia-smi on the lent H200: 143771 MiB total (%s/call1-build.log, first line); the '
+        '[our GPU measurement] nvidia-smi on the lent H200: 143771 MiB total (%s/call1-build.log, first line); the '
         'datasheet\'s 141 GB HBM3e' % RESULTS)
     p['compute']['mem_bandwidth_gbps'] = 4800
     p['sources']['compute.mem_bandwidth_gbps'] = '[DS] NVIDIA H200 Tensor Core GPU datasheet: HBM3e 4.8 TB/s'

@@ -3,17 +3,21 @@
 
 Every number carries its source in the profile's "sources" object (key = dotted path). Labels used
 in the source strings:
-  [DS]     datasheet / vendor specification (URL given; this offline session could not re-open the
-           URLs, so a URL marked "as recalled" should be re-checked once)
-  [M-ext]  third-party measurement, quoted in the project's reference document perf-anchors.md
-           (section given)
-  [M-here] measured on the project's CPU machine (2-core AMD EPYC VM, Python 3.11.2)
-  [M-gpu]  measured on a GPU lent to the project (docs/results/gpu-*; hopper_measured.py)
-  [CODE]   read in public source code (via perf-anchors.md)
-  [D]      derived here, formula given
-  [FIT]    calibrated by traces/tools/calibrate_devices.py against a public third-party measurement
-  [R]      recollection of a public source that could not be re-checked in this session: a lead
-  assumption: <why>   no source; the reason is given
+  [DS]                        datasheet / vendor specification (URL given; this offline session
+                              could not re-open the URLs, so a URL marked "as recalled" should be
+                              re-checked once)
+  [third-party measurement]   measured by others; who, on what, and where it is published is given
+  [published]                 stated in a public page, paper or issue thread (named)
+  [our measurement]           measured on the project's CPU machine (2-core AMD EPYC VM, Python
+                              3.11.2); the scripts are not in the repository
+  [our GPU measurement]       measured on a GPU lent to the project (docs/results/gpu-*;
+                              hopper_measured.py)
+  [source code]               read in public source code (repository and file given)
+  [derived]                   derived here, formula given
+  [FIT]                       calibrated by traces/tools/calibrate_devices.py against a public
+                              third-party measurement
+  [recalled, unchecked]       recollection of a public source that could not be re-checked: a lead
+  assumption: <why>           no source; the reason is given
 
 Usage: /usr/bin/python3 traces/tools/make_device_profiles.py [--check]
   --check  do not write; exit 1 if a file on disk differs from what would be written
@@ -29,7 +33,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 OUT = os.path.join(REPO, 'traces', 'devices')
 GIB = 1 << 30
-PA = 'perf-anchors.md'  # shared/papers/perf-anchors.md, the project's performance-anchor document
 
 # --------------------------------------------------------------------------------------------------
 # Calibrated and shared values (see traces/devices/README.md for the derivations)
@@ -42,22 +45,24 @@ EFF_T4 = 0.54
 TILE = 64
 
 SRC_EFF_V100 = ('[FIT] fraction of the fp32 peak that makes the cost model reproduce ResNet-50 v1.5 FP32 '
-                'training at 367 img/s on a V100 16GB (NGC pytorch-21.03, %s section 4.3 [M-ext], '
+                'training at 367 img/s on a V100 16GB (NGC pytorch-21.03 [third-party measurement], '
                 'https://github.com/NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/'
-                'README.md), batch 112 (NGC\'s FP32 batch on 16 GB cards, as recalled [R]); the fit is 0.69 at '
-                'batch 112-256, and 0.71 from the independent '
-                'V100-SXM2 FP32 batch-128 342 ms/iteration point (%s section 4.3)' % (PA, PA))
+                'README.md), batch 112 (NGC\'s FP32 batch on 16 GB cards [recalled, unchecked]); the fit is 0.69 '
+                'at batch 112-256, and 0.71 from the independent V100-SXM2 FP32 batch-128 342 ms/iteration point '
+                '(sandeepkumar-skb/pytorch_experiments torchvision_exp/README.md)')
 SRC_EFF_T4 = ('[FIT] fraction of the fp32 peak that makes the cost model reproduce ResNet-50 v1.5 FP32 '
-              'inference (PyTorch eager, NGC pytorch-21.03) at batch 32 = 77.6 ms on a T4 (%s section 4.2 '
-              '[M-ext]), with a framework overhead of 15 us per launch (section 4.2 note); 0.52 with none. '
-              'Below V100 because the 70 W T4 does not hold its boost clock under load' % PA)
+              'inference (PyTorch eager, NGC pytorch-21.03) at batch 32 = 77.6 ms on a T4 ([third-party '
+              'measurement], NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/'
+              'README.md), with a framework overhead of 15 us per launch (our estimate of PyTorch eager\'s 10-20 '
+              'us per op: NGC\'s batch-1 eager latency is 10-13 ms on every GPU); 0.52 with none. '
+              'Below V100 because the 70 W T4 does not hold its boost clock under load')
 SRC_TILE = ('[FIT] the power-of-two tile (32/64/128 tried) whose occupancy estimate best reproduces V100 '
             'TensorRT FP32 ResNet-50 latency at batch 1 and 8 (2.68 / 8.28 ms; model 3.34 / 8.13 ms with 64; '
-            '1.67 / 7.84 with 32; 8.68 / 14.19 with 128), %s section 4.2 [M-ext] '
-            'https://gist.github.com/1duo/efd3be1dc8eb2c45863b75f20a76f8b2' % PA)
+            '1.67 / 7.84 with 32; 8.68 / 14.19 with 128), [third-party measurement, TensorRT 4, CUDA 9.0] '
+            'https://gist.github.com/1duo/efd3be1dc8eb2c45863b75f20a76f8b2')
 SRC_TILE_OTHER = ('assumption: the V100-fitted tile (64 x 64 reproduces V100 TensorRT FP32 ResNet-50 latency at '
-                  'batch 1 and 8, %s section 4.2; see traces/devices/README.md); no batch-1 anchor for this device'
-                  % PA)
+                  'batch 1 and 8, https://gist.github.com/1duo/efd3be1dc8eb2c45863b75f20a76f8b2; see '
+                  'traces/devices/README.md); no batch-1 measurement for this device')
 
 
 def gemm_eff(conv, src_conv):
@@ -70,10 +75,10 @@ def gemm_eff(conv, src_conv):
         'compute.efficiency.conv': src_conv,
         'compute.efficiency.linear': ('assumption: equal to the conv value (a dense layer is one cuBLAS/MKL GEMM, '
                                       'at least as efficient as an implicit-GEMM convolution); no public '
-                                      'third-party dense-layer throughput in the reference documents'),
+                                      'third-party dense-layer throughput found'),
         'compute.efficiency.attention': ('assumption: half the linear value; unfused attention runs per-head '
                                          'batched GEMMs with k = 64 plus a softmax, which reach a lower '
-                                         'fraction of peak than large GEMMs; no public anchor available'),
+                                         'fraction of peak than large GEMMs; no public measurement found'),
         'compute.efficiency.norm': mem_kind, 'compute.efficiency.pool': mem_kind,
         'compute.efficiency.embedding': mem_kind, 'compute.efficiency.elementwise': mem_kind,
     }
@@ -93,75 +98,82 @@ def kernels(launch_ns, src_launch):
     return {'launch_ns': launch_ns, 'per_layer': per}, src
 
 
-GPU_LAUNCH = (5000, '[M-ext] 4-6 us per kernel launch, CUDA 13 / driver 580 (%s section 2.3 and summary '
-                    'table); midpoint. This is the bare CUDA launch cost; PyTorch eager adds 10-20 us of '
-                    'framework overhead per op (section 4.2 note), modelled by the experiment-config knob '
-                    'framework_overhead_ns, not here' % PA)
+GPU_LAUNCH = (5000, '[third-party measurement] 4-6 us per kernel launch, RTX 5070 Ti, CUDA 13 / driver 580 '
+                    '(https://susun-blog.com/blog/pegainfer-3-cuda-graph); midpoint. This is the bare CUDA '
+                    'launch cost; PyTorch eager adds 10-20 us of framework overhead per op (our estimate from '
+                    'NGC\'s batch-1 eager latencies), modelled by the experiment-config knob '
+                    'framework_overhead_ns, not here')
 
 GPU_RUNTIME = {
     'context_create_ns': (84300000,
-                          '[D] 15.8 ms context creation + 68.5 ms cuModuleLoadDataEx in one nsys profile, both '
-                          '[M-ext] (%s section 2.1); with lazy module loading (the default of recent CUDA) '
-                          'expect tens of ms, without it hundreds [R, perf-anchors.md section 2.1]' % PA),
-    'stream_create_ns': (5000, 'assumption: no public anchor; a driver call of the same order as a kernel '
-                               'launch (%s section 2.3, 4-6 us)' % PA),
-    'malloc_base_ns': (50000, '[M-ext] cudaMalloc is about 50 us flat from 4 KB to 512 KB (%s section 2.2, '
-                              'memory_management_overhead.html); bpftime nsys shows 10.6-481 us per call' % PA),
+                          '[derived] 15.8 ms context creation (NVIDIA developer forum, "CUDA setup times: create '
+                          'context, malloc, destroy context", 2010) + 68.5 ms cuModuleLoadDataEx in one nsys '
+                          'profile (eunomia-bpf/bpftime#506), both [third-party measurement]; with lazy module '
+                          'loading (the default of recent CUDA) expect tens of ms, without it hundreds '
+                          '[recalled, unchecked: order of magnitude only]'),
+    'stream_create_ns': (5000, 'assumption: no public measurement found; a driver call of the same order as '
+                               'a kernel launch (4-6 us, kernels.launch_ns)'),
+    'malloc_base_ns': (50000, '[third-party measurement] cudaMalloc is about 50 us flat from 4 KB to 512 KB '
+                              '(https://www.cs.virginia.edu/~mwb7w/cuda_support/memory_management_overhead.html); '
+                              'an nsys profile shows 10.6-481 us per call (eunomia-bpf/bpftime#506)'),
     'malloc_per_gib_ns': (1000000,
-                          'assumption: order-of-magnitude placeholder (1 ms per GiB of page mapping); %s section '
-                          '2.2 says cost rises above 512 KB but gives no per-GiB number; measure (section 8 '
-                          'item 4). gpumux policies that pre-allocate (PipeSwitch, Salus) never pay it on the '
-                          'switch path' % PA),
-    'free_ns': (14000, '[M-ext] direct cudaFree of a small array about 14 us (GTX 1660 SUPER / RTX 2080 Ti, '
-                       'Cytnx PR 850, %s section 2.2); cudaFree also synchronises the device' % PA),
-    'event_ns': (4000, '[D] midpoint of the 2-6 us that %s section 2.3 recommends for event record + host '
-                       'sync (same order as cudaDeviceSynchronize 5.4 us [M-ext])' % PA),
-    'pin_per_gib_ns': (1073741824, '[D] page-locking runs at about 1 GB/s, i.e. ~1 ms per MB (%s section 1.5, '
-                                   'summary table) => 2^30 B / 1e9 B/s = 1.074 s per GiB' % PA),
+                          'assumption: order-of-magnitude placeholder (1 ms per GiB of page mapping); the '
+                          'memory_management_overhead.html curve rises above 512 KB but gives no per-GiB number; '
+                          'to be measured. gpumux policies that pre-allocate (PipeSwitch, Salus) never pay it on '
+                          'the switch path'),
+    'free_ns': (14000, '[third-party measurement] direct cudaFree of a small array about 14 us (GTX 1660 SUPER '
+                       '/ RTX 2080 Ti, Cytnx-dev/Cytnx PR 850); cudaFree also synchronises the device'),
+    'event_ns': (4000, '[derived] midpoint of 2-6 us for event record + host sync (assumption: no clean '
+                       'measurement found; same order as cudaDeviceSynchronize 5.4 us under an interposer, '
+                       'eunomia-bpf/bpftime#506 [third-party measurement])'),
+    'pin_per_gib_ns': (1073741824, '[derived] page-locking runs at about 1 GB/s, i.e. ~1 ms per MB (4 x 128 MiB '
+                                   'of cudaHostAlloc in 503 ms, kekzl/imp#1653; "~1-2 GB/s", openvm-org/'
+                                   'stark-backend PR 384) => 2^30 B / 1e9 B/s = 1.074 s per GiB'),
 }
 
-# Process start (issue 10): a cold worker = interpreter + framework import + first-kernel library init + CUDA
+# Process start (D10): a cold worker = interpreter + framework import + first-kernel library init + CUDA
 # context (context_create_ns); building a model adds construction (base + per 10^6 parameters) and the weight read.
-IA_DOC = 'interference-anchors.md'  # shared/papers/interference-anchors.md
 PROCESS_START = {
-    'interpreter_start_ns': (59000000, '[M-here] a bare Python child started with multiprocessing (spawn) sends its '
-                                       'first message after 59 ms, CPython 3.11, 2-core VM (%s section 4.5)' % IA_DOC),
-    'framework_import_ns': (1000000000, '[S]+[M-here] import torch: 0.75 s (PyTorch CI, pytorch#56041), 1.12 s (2022 '
-                                        'workstation, furiosa-models#108), 1.91-1.93 s (PyTorch 1.13, 2-core VM) '
-                                        '(%s section 4.5); 1.0 s, the default of its section 6 (range 0.75-1.9 s)'
-                                        % IA_DOC),
-    'construct_base_ns': (100000000, '[D] fixed part of t_construct = 0.1 s + 15 ms x params/10^6, fitted in %s '
-                                     'section 4.5 to torchvision 0.14 random-init construction on the 2-core VM '
-                                     '[M-here]: ResNet-50 0.44-0.45 s, ResNet-101 0.70-0.78 s, ResNet-152 0.89-1.02 '
-                                     's, VGG-16 2.04-2.11 s' % IA_DOC),
-    'construct_per_mparam_ns': (15000000, '[D] 15 ms per 10^6 parameters (about 60 M parameters/s of default '
+    'interpreter_start_ns': (59000000, '[our measurement] a bare Python child started with multiprocessing (spawn) '
+                                       'sends its first message after 59 ms, CPython 3.11, 2-core VM'),
+    'framework_import_ns': (1000000000, '[published + our measurement] import torch: 0.75 s (PyTorch CI, '
+                                        'pytorch/pytorch#56041), 1.12 s (2022 workstation, furiosa-models#108), '
+                                        '1.91-1.93 s (PyTorch 1.13, 2-core VM, ours); 1.0 s taken (range 0.75-1.9 s)'),
+    'construct_base_ns': (100000000, '[derived] fixed part of t_construct = 0.1 s + 15 ms x params/10^6, fitted '
+                                     'by us to torchvision 0.14 random-init construction on the 2-core VM [our '
+                                     'measurement]: ResNet-50 0.44-0.45 s, ResNet-101 0.70-0.78 s, ResNet-152 '
+                                     '0.89-1.02 s, VGG-16 2.04-2.11 s'),
+    'construct_per_mparam_ns': (15000000, '[derived] 15 ms per 10^6 parameters (about 60 M parameters/s of default '
                                           'initialisation; the fit gives 15-18 ms), same fit and measurements as '
-                                          'construct_base_ns (%s section 4.5)' % IA_DOC),
-    'weight_read_gbps': (1.3, '[M-here] torch.load of a state dict from a warm page cache on the 2-core VM: VGG-16 '
-                              '553 MB in 430 ms = 1.29 GB/s, ResNets 70-120 ms (%s section 4.5); the slower, '
+                                          'construct_base_ns'),
+    'weight_read_gbps': (1.3, '[our measurement] torch.load of a state dict from a warm page cache on the 2-core '
+                              'VM: VGG-16 553 MB in 430 ms = 1.29 GB/s, ResNets 70-120 ms; the slower, '
                               'larger-model rate. The stop-and-start baseline loads pretrained weights '
-                              '(torch.hub.load(..., pretrained=True), section 5)' % IA_DOC),
+                              '(torch.hub.load(..., pretrained=True), netx-repo/PipeSwitch '
+                              'kill_restart/kill_restart.py)'),
 }
 GPU_PROCESS = {
-    'library_init_ns': (1000000000, '[S] the first kernel of a process initialises cuDNN/cuBLAS and loads modules: '
-                                    'the first cuML handle took 3,822 ms including the context, later handles '
-                                    '5.4-5.7 ms (NVIDIA/cuml#1473); a fresh ONNX Runtime CUDA session\'s first '
-                                    'inference 1.3-3.0 s (onnxruntime#17711, #9667) (%s section 4.5); 1 s, the '
-                                    'default of its section 6. Context creation itself is context_create_ns'
-                                    % IA_DOC),
-    'process_reap_ns': (300000000, '[S]+[R] SIGKILL returns at once (0.01 s) while the process\'s device memory '
-                                   'stays allocated until it is reaped and its /dev/nvidia* files close '
-                                   '(sgl-project/sglang#36589, #32829, #37485; tens of seconds to minutes in bad '
-                                   'cases with large pinned buffers) (%s section 4.6); section 6 gives 0.1-1 s for '
-                                   'a typical teardown [R]: 0.3 s, the geometric middle of that range' % IA_DOC),
+    'library_init_ns': (1000000000, '[published] the first kernel of a process initialises cuDNN/cuBLAS and loads '
+                                    'modules: the first cuML handle took 3,822 ms including the context, later '
+                                    'handles 5.4-5.7 ms (NVIDIA/cuml#1473); a fresh ONNX Runtime CUDA session\'s '
+                                    'first inference 1.3-3.0 s (microsoft/onnxruntime#17711, #9667); 1 s taken. '
+                                    'Context creation itself is context_create_ns'),
+    'process_reap_ns': (300000000, '[published + recalled, unchecked] SIGKILL returns at once (0.01 s) while the '
+                                   'process\'s device memory stays allocated until it is reaped and its '
+                                   '/dev/nvidia* files close (sgl-project/sglang#36589, #32829, #37485; tens of '
+                                   'seconds to minutes in bad cases with large pinned buffers); 0.1-1 s assumed for '
+                                   'a typical teardown [recalled, unchecked]: 0.3 s, the geometric middle of that '
+                                   'range'),
 }
 
 SHARING_GPU = {
-    'timeslice_ns': (1024000, '[CODE] Volta+ default TSG timeslice 128 << 3 = 1024 us, '
-                              'open-gpu-kernel-modules kernel_fifo_gv100.c (%s section 2.6)' % PA),
-    'context_switch_ns': (50000, 'assumption from the literature ranges in %s sections 2.5-2.6: context '
-                                 'save/restore between time slices costs tens of us (GPreempt <= 40 us '
-                                 'end-to-end preemption, Pascal graphics preemption < 100 us); 50 us taken' % PA),
+    'timeslice_ns': (1024000, '[source code] Volta+ default TSG timeslice 128 << 3 = 1024 us, '
+                              'NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/fifo/arch/volta/'
+                              'kernel_fifo_gv100.c, kfifoChannelGroupGetDefaultTimeslice_GV100'),
+    'context_switch_ns': (50000, 'assumption from the literature ranges: context save/restore between time '
+                                 'slices costs tens of us (GPreempt, USENIX ATC\'25: <= 40 us end-to-end '
+                                 'preemption; Pascal graphics preemption < 100 us, NVIDIA\'s GTX 1080 launch '
+                                 'material); 50 us taken'),
     'mps_efficiency': (0.9, 'assumption: 10% aggregate loss when MPS clients co-run (cache/bandwidth '
                             'interference); MPS results of the reproduced papers are held out for validation, '
                             'so this is deliberately not fitted to them. Gavel\'s space-sharing pairs '
@@ -180,12 +192,15 @@ def link(h2d, d2h, lat, pageable, peer):
     return vals, src
 
 
-PAGEABLE = (0.45, '[M-ext] pageable = 0.4-0.5 x pinned on PCIe 3 (5-6 vs 11-12 GB/s, dask-cuda PR 98; %s '
-                  'section 1.4 and summary table); midpoint' % PA)
-LAT_GEN3 = (8500, '[D] midpoint of t0 = 7-10 us per cudaMemcpyAsync on V100 / PCIe 3 (%s section 1.3 ramp '
-                  'model; 10 us constant overhead in the GTX 280 curve, 5-7 us on recent drivers)' % PA)
-BARE_GEN3 = ('[M-ext] pinned large copies on bare-metal PCIe 3.0 x16 run at 11-12 GB/s (dask-cuda PR 98; '
-             'Titan X 11 GB/s; BaM: V100 ingress 12 GB/s; %s section 1.2); midpoint' % PA)
+PAGEABLE = (0.45, '[third-party measurement] pageable = 0.4-0.5 x pinned on PCIe 3 (5-6 vs 11-12 GB/s, '
+                  'rapidsai/dask-cuda PR 98); midpoint')
+LAT_GEN3 = (8500, '[derived] midpoint of t0 = 7-10 us per cudaMemcpyAsync on V100 / PCIe 3 (our estimate '
+                  'between the 10 us constant overhead of the GTX 280 curve, https://www.cs.virginia.edu/~mwb7w/'
+                  'cuda_support/memory_transfer_overhead.html, and 5-7 us on recent drivers, DualPath, arXiv '
+                  '2602.21548 §5.2)')
+BARE_GEN3 = ('[third-party measurement] pinned large copies on bare-metal PCIe 3.0 x16 run at 11-12 GB/s '
+             '(rapidsai/dask-cuda PR 98; Titan X 11 GB/s in the NVIDIA developer forum thread "How to optimize '
+             'data transfers in CUDA C/C++"; V100 ingress 12 GB/s, ZaidQureshi/bam#54); midpoint')
 
 
 def profile_gpu(name, display, mem, sm, peaks, bw, mem_eff, eff, eff_src, lnk, extra_src, tile_src=SRC_TILE_OTHER):
@@ -282,7 +297,8 @@ T4_DS = ('[DS] NVIDIA T4 datasheet '
 TURING_WP = ('NVIDIA Turing architecture whitepaper (https://images.nvidia.com/aem-dam/en-zz/Solutions/'
              'design-visualization/technologies/turing-architecture/NVIDIA-Turing-Architecture-Whitepaper.pdf, '
              'as recalled)')
-H100_DS = '[DS] %s section 4.4 (https://glennklockwood.com/garden/processors/h100; hpctech H100 spec page)' % PA
+H100_DS = ('[datasheet] H100 SXM specifications (https://glennklockwood.com/garden/processors/h100; '
+           'https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html)')
 P100_DS = ('[DS] NVIDIA Tesla P100 PCIe datasheet '
            '(https://images.nvidia.com/content/tesla/pdf/nvidia-tesla-p100-PCIe-datasheet.pdf, as recalled)')
 GTX1080TI = ('[DS] NVIDIA GeForce GTX 1080 Ti specifications '
@@ -292,22 +308,25 @@ RTX2080TI = ('[DS] NVIDIA GeForce RTX 2080 Ti specifications '
 NO_TF32 = 'unsupported on this architecture (TF32 arrived with Ampere); 0 by the schema convention'
 NO_BF16 = 'unsupported on this architecture (BF16 tensor cores arrived with Ampere); 0 by the schema convention'
 MEM_EFF_GUESS = (0.79, 'assumption: mean of the measured D2D/peak ratios of V100 (739.8/900 = 0.82) and T4 '
-                       '(239.6/320 = 0.75) in %s section 1.2; no bandwidth measurement of this GPU available' % PA)
-SWITCHFLOW_A = 'SwitchFlow server A (seeds-dossier.md section 2.5 [S]): GTX 1080 Ti + RTX 2080 Ti, 11 GB each'
-PASCAL_SLICE = ('assumption: the Volta+ default (1024 us, [CODE] %s section 2.6) also for Pascal, whose driver '
-                'code is not in the open kernel modules; Tegra nvgpu uses the same 1024 us default' % PA)
+                       '(239.6/320 = 0.75) in the router-gao/cuda-demo bandwidthTest runs; no bandwidth '
+                       'measurement of this GPU available')
+SWITCHFLOW_A = ('SwitchFlow server A (SwitchFlow, Middleware\'21, evaluation setup [published]): GTX 1080 Ti + '
+                'RTX 2080 Ti, 11 GB each')
+PASCAL_SLICE = ('assumption: the Volta+ default (1024 us, [source code] NVIDIA/open-gpu-kernel-modules '
+                'kernel_fifo_gv100.c) also for Pascal, whose driver code is not in the open kernel modules; Tegra '
+                'nvgpu uses the same 1024 us default (OE4T/linux-tegra-5.10 drivers/gpu/nvgpu/include/nvgpu/tsg.h)')
 
-IA = 'interference-anchors.md'  # shared/papers/interference-anchors.md, the project's co-location anchor document
 A100_DS = ('[DS] NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column '
            '(https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet.pdf, '
            'as recalled)')
 AMPERE_WP = ('NVIDIA A100 Tensor Core GPU architecture whitepaper (https://images.nvidia.com/aem-dam/en-zz/Solutions/'
              'data-center/nvidia-ampere-architecture-whitepaper.pdf, as recalled)')
 DGX_A100_BW = ('bandwidthTest (cuda-samples v11.4, pinned) on a DGX A100 (A100-SXM4-80GB, PCIe 4.0 host link), public '
-               'notes by gengwg (%s section 4.8)' % IA)
-GCP_A2_GEN3 = ('CAVEAT [R]: GCP A2 VMs are recalled to run on Intel Cascade Lake hosts, whose root ports are PCIe 3.0; '
-               'if so, the a2-highgpu-1g host link is Gen3-limited like the A100-SXM4-40GB cloud VM of %s section 1.2 '
-               '(bandwidthTest H2D 12.3 / D2H 13.2 GB/s [M-ext]); re-check on the VM' % PA)
+               'notes by gengwg')
+GCP_A2_GEN3 = ('CAVEAT [recalled, unchecked]: GCP A2 VMs are recalled to run on Intel Cascade Lake hosts, whose '
+               'root ports are PCIe 3.0; if so, the a2-highgpu-1g host link is Gen3-limited like the A100-SXM4-40GB '
+               'cloud VM of router-gao/cuda-demo (bandwidthTest H2D 12.3 / D2H 13.2 GB/s [third-party '
+               'measurement]); re-check on the VM')
 
 
 def devices():
@@ -319,18 +338,20 @@ def devices():
                    'reserve part of it, not modelled'),
         (80, '[DS] Volta architecture whitepaper: Tesla V100 has 80 SMs (https://images.nvidia.com/content/'
              'volta-architecture/pdf/volta-architecture-whitepaper.pdf, as recalled); p3.2xlarge = 1 x V100 16 GB '
-             '(seeds-dossier.md section 1.4)'),
+             '(netx-repo/PipeSwitch README.md)'),
         {'fp32': (15.7, V100_DS + ': single precision 15.7 TFLOPS (5120 cores x 2 x 1.53 GHz)'),
          'tf32': (0, NO_TF32),
          'fp16': (125, V100_DS + ': tensor performance 125 TFLOPS (640 tensor cores)'),
          'bf16': (0, NO_BF16)},
         (900, V100_DS + ': memory bandwidth 900 GB/s'),
-        (0.82, '[D] bandwidthTest device-to-device 739.8 GB/s on a V100-SXM2-16GB cloud VM [M-ext] (%s section 1.2, '
-               'router-gao/cuda-demo; bandwidthTest counts read + write) / 900 GB/s peak = 0.82' % PA),
+        (0.82, '[derived] bandwidthTest device-to-device 739.8 GB/s on a V100-SXM2-16GB cloud VM [third-party '
+               'measurement] (router-gao/cuda-demo cuda-samples/02-cuda-bandwidth.md; bandwidthTest counts read + '
+               'write) / 900 GB/s peak = 0.82'),
         EFF_V100, SRC_EFF_V100,
-        link((9.6, '[M-ext] bandwidthTest H2D pinned 32 MB on a V100-SXM2-16GB cloud VM: 9.6 GB/s (%s section '
-                   '1.2, router-gao/cuda-demo); p3.2xlarge is such a cloud VM (bare metal reaches 11-12)' % PA),
-             (11.4, '[M-ext] same bandwidthTest run, D2H 11.4 GB/s (%s section 1.2)' % PA),
+        link((9.6, '[third-party measurement] bandwidthTest H2D pinned 32 MB on a V100-SXM2-16GB cloud VM: 9.6 '
+                   'GB/s (router-gao/cuda-demo cuda-samples/02-cuda-bandwidth.md); p3.2xlarge is such a cloud VM '
+                   '(bare metal reaches 11-12)'),
+             (11.4, '[third-party measurement] same bandwidthTest run, D2H 11.4 GB/s (router-gao/cuda-demo)'),
              LAT_GEN3, PAGEABLE,
              (9.6, 'assumption: p3.2xlarge has a single GPU; a GPU-to-GPU copy would be staged through host '
                    'memory, bounded by the slower direction, min(h2d, d2h)')),
@@ -345,14 +366,15 @@ def devices():
          'fp16': (65, T4_DS + ': mixed precision (FP16/FP32) 65 TFLOPS'),
          'bf16': (0, NO_BF16)},
         (320, T4_DS + ': GDDR6 320 GB/s (256-bit x 10 Gbps / 8)'),
-        (0.75, '[D] bandwidthTest device-to-device 239.6 GB/s on a T4 cloud VM [M-ext] (%s section 1.2) / 320 GB/s '
-               '= 0.75' % PA),
+        (0.75, '[derived] bandwidthTest device-to-device 239.6 GB/s on a T4 cloud VM [third-party measurement] '
+               '(router-gao/cuda-demo cuda-samples/02-cuda-bandwidth.md) / 320 GB/s = 0.75'),
         EFF_T4, SRC_EFF_T4,
-        link((4.85, '[D] PCIe 3.0 x8 raw ceiling 7.88 GB/s (%s section 1.2) x the H2D efficiency a T4 reaches on '
-                    'a x16 cloud VM, 9.7 / 15.75 [M-ext, bandwidthTest]: 7.88 x 0.616 = 4.85 GB/s. '
-                    'seeds-dossier.md section 1.4 suggests ~5.5-6 GB/s for x8 [D]' % PA),
-             (5.55, '[D] 7.88 GB/s x the D2H efficiency on x16, 11.1 / 15.75 [M-ext]: 5.55 GB/s (%s section 1.2)'
-                    % PA),
+        link((4.85, '[derived] PCIe 3.0 x8 raw ceiling 7.88 GB/s (8 GT/s x 8 lanes x 128/130 / 8) x the H2D '
+                    'efficiency a T4 reaches on a x16 cloud VM, 9.7 / 15.75 [third-party measurement, '
+                    'bandwidthTest, router-gao/cuda-demo]: 7.88 x 0.616 = 4.85 GB/s. A rougher estimate, half '
+                    'the x16 pinned rate, gives ~5.5-6 GB/s for x8 [derived]'),
+             (5.55, '[derived] 7.88 GB/s x the D2H efficiency on x16, 11.1 / 15.75 [third-party measurement, '
+                    'router-gao/cuda-demo]: 5.55 GB/s'),
              LAT_GEN3, PAGEABLE,
              (4.85, 'assumption: g4dn.2xlarge has a single GPU; staged through host, min(h2d, d2h)')),
         {}))
@@ -361,34 +383,37 @@ def devices():
         'h100-sxm', 'NVIDIA H100 80GB HBM3 (SXM5), PCIe Gen5 x16 host link',
         (80 * GIB, H100_DS + ': 80 GB HBM3, taken as 80 GiB (five 16 GiB stacks); the project\'s VM reports '
                    'about 78 GiB usable'),
-        (132, H100_DS + ': 132 SMs (confirmed on the project\'s GPU, perf-anchors.md header)'),
+        (132, H100_DS + ': 132 SMs (confirmed on the project\'s GPU, docs/results/gpu-2026-11-25/README.md)'),
         {'fp32': (66.9, H100_DS + ': FP32 66.9 TFLOPS'),
          'tf32': (494.7, H100_DS + ': TF32 tensor 494.7 TFLOPS dense'),
          'fp16': (989, H100_DS + ': FP16 tensor 989 TFLOPS dense (1979 with 2:4 sparsity)'),
          'bf16': (989, H100_DS + ': BF16 tensor 989 TFLOPS dense')},
         (3350, H100_DS + ': HBM3 3.35 TB/s'),
-        (0.90, '[D] D2D copy about 3.0 TB/s (read + write counted) measured on the project\'s H100 [M-ext, %s '
-               'section 4.4] / 3.35 TB/s = 0.90' % PA),
+        (0.90, '[derived] D2D copy about 3.0 TB/s (read + write counted) measured on the project\'s H100 before '
+               'the recorded GPU sessions (not under docs/results) / 3.35 TB/s = 0.90'),
         EFF_V100,
         ('assumption: the V100 fp32 fit (' + SRC_EFF_V100[6:] + ') transferred: no public third-party H100 '
-         'ResNet-50 throughput was available offline (%s section 4.3). For tensor-core precisions the fits are '
-         'much lower (README: A100 NGC TF32 0.18, AMP 0.26 of tensor peak for convolution) while a large bf16 GEMM '
-         'reaches 798/989 = 0.81 on the project\'s H100' % PA),
-        link((55.0, '[M-ext] nvbandwidth host_to_device_memcpy_ce 55.33-55.37 GB/s on 8 x H100 80GB HBM3 (%s '
-                    'section 1.1 and summary default 55); to check inside the project\'s Firecracker VM' % PA),
-             (55.0, '[M-ext] nvbandwidth device_to_host_memcpy_ce 55.18-55.26 GB/s, same node (%s section 1.1)'
-                    % PA),
-             (6000, '[M-ext] 5-7 us per cudaMemcpyAsync call (DualPath, %s section 1.3); midpoint' % PA),
-             (0.45, 'assumption: no H100 pageable measurement (%s section 1.4 says measure); the PCIe 3 ratio '
-                    '0.4-0.5 x pinned is kept' % PA),
-             (365.0, '[M-ext] NVLink P2P unidirectional 365-394 GB/s (p2pBandwidthLatencyTest on an 8 x H100 HGX '
-                     'node, %s section 1.1); lower end. Applies to an HGX node; the project\'s VM has one GPU' % PA)),
+         'ResNet-50 throughput was available offline. For tensor-core precisions the fits are much lower '
+         '(README: A100 NGC TF32 0.18, AMP 0.26 of tensor peak for convolution) while a large bf16 GEMM (8192^3) '
+         'reaches 798/989 = 0.81 on the project\'s H100 (measured before the recorded GPU sessions)'),
+        link((55.0, '[third-party measurement] nvbandwidth v0.10 host_to_device_memcpy_ce 55.33-55.37 GB/s on 8 x '
+                    'H100 80GB HBM3 (HGX, Xeon Platinum 8462Y+, CUDA 13.2, driver 595.71), a public benchmark log '
+                    'found by code search whose repository was not identified; to check inside the project\'s '
+                    'Firecracker VM'),
+             (55.0, '[third-party measurement] nvbandwidth device_to_host_memcpy_ce 55.18-55.26 GB/s, same log'),
+             (6000, '[third-party measurement] 5-7 us per cudaMemcpyAsync call (DualPath, arXiv 2602.21548 §5.2); '
+                    'midpoint'),
+             (0.45, 'assumption: no H100 pageable measurement found; the PCIe 3 ratio 0.4-0.5 x pinned is kept'),
+             (365.0, '[third-party measurement] NVLink P2P unidirectional 365-394 GB/s (p2pBandwidthLatencyTest on '
+                     'the same 8 x H100 HGX node, same log); lower end. Applies to an HGX node; the project\'s VM '
+                     'has one GPU')),
         {}))
     # ---------------- A100-SXM4-40GB (GCP a2-highgpu-1g) ----------------
     p = profile_gpu(
         'a100-sxm4-40gb', 'NVIDIA A100-SXM4-40GB, PCIe 4.0 x16 host link (GCP a2-highgpu-1g)',
         (40 * GIB, A100_DS + ': 40 GB HBM2, taken as 40 GiB (HBM2 stacks come in binary sizes); the driver and ECC '
-                   'reserve part of it, not modelled. a2-highgpu-1g = 1 x A100-SXM4-40GB (%s section 2.1)' % IA),
+                   'reserve part of it, not modelled. a2-highgpu-1g = 1 x A100-SXM4-40GB (tally-project/tally-bench '
+                   'README.md)'),
         (108, '[DS] ' + AMPERE_WP + ': A100 has 108 SMs (6912 FP32 cores, 432 tensor cores); ' + A100_DS[5:]),
         {'fp32': (19.5, A100_DS + ': FP32 19.5 TFLOPS (6912 cores x 2 x 1.41 GHz boost)'),
          'tf32': (156, A100_DS + ': TF32 tensor 156 TFLOPS dense (312 with 2:4 sparsity)'),
@@ -398,35 +423,38 @@ def devices():
         MEM_EFF_GUESS,
         EFF_V100,
         ('assumption: the V100 fp32 fit transferred, as for the h100-sxm profile (' + SRC_EFF_V100[6:] + '). '
-         '%s holds no FP32 ResNet-50 or BERT measurement of an A100: its A100 numbers are NGC ResNet-50 training on '
-         'an A100 80GB (HBM2e, 2,039 GB/s) at TF32 938 / AMP 2,470 img/s (section 4.3) and Triton client-observed '
-         'latencies of an A100 80GB (section 4.2), i.e. another memory system and tensor-core precisions, which '
+         'No public FP32 ResNet-50 or BERT measurement of an A100 was found: the public A100 numbers are NGC '
+         'ResNet-50 training on an A100 80GB (HBM2e, 2,039 GB/s) at TF32 938 / AMP 2,470 img/s (NVIDIA/DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md) and '
+         'Triton client-observed latencies of an A100 80GB (NVIDIA/DeepLearningExamples '
+         'PyTorch/Classification/ConvNets/triton/resnet50/README.md), i.e. another memory system and tensor-core '
+         'precisions, which '
          'this fp32-calibrated value cannot take (the TF32 938 img/s would need 1.61 > 1 of the fp32 peak; against '
-         'the tensor peaks they fit 0.18 TF32 / 0.26 FP16, README). Not fitted to Tally\'s A100-40GB BERT-base results (%s section 2.1): held out for validation'
-         % (PA, IA)),
-        link((25.7, '[M-ext] H2D 25.7 GB/s, ' + DGX_A100_BW + '; cross-checks: nvbandwidth host_to_device_memcpy_sm '
-                    '25.13 GB/s on an A100-SXM4-40GB and BaM "peak x16 PCIe Gen4 is 25GBps" on A100 (%s section '
-                    '1.2). ' % PA + GCP_A2_GEN3),
-             (25.8, '[M-ext] D2H 25.8 GB/s, ' + DGX_A100_BW + '. ' + GCP_A2_GEN3),
-             (6000, '[M-ext] 5-7 us per cudaMemcpyAsync call on recent drivers (DualPath, %s section 1.3); midpoint, '
-                    'as in h100-sxm; no A100-specific per-copy number' % PA),
-             (0.40, '[D] pageable / pinned in the same DGX A100 bandwidthTest: H2D 10.0 / 25.7 = 0.389, D2H 10.8 / 25.8 '
-                    '= 0.419 [M-ext] (%s section 4.8); mean 0.40 (a Dell A100 80GB PCIe host gives 0.19 / 0.35, '
-                    'section 4.8 reads 0.2-0.4 for PCIe 4 hosts)' % IA),
+         'the tensor peaks they fit 0.18 TF32 / 0.26 FP16, README). Not fitted to Tally\'s A100-40GB BERT-base '
+         'results (tally-project/tally-bench): held out for validation'),
+        link((25.7, '[third-party measurement] H2D 25.7 GB/s, ' + DGX_A100_BW + '; cross-checks: nvbandwidth '
+                    'host_to_device_memcpy_sm 25.13 GB/s on an A100-SXM4-40GB (NVIDIA/nvbandwidth#42) and BaM "peak '
+                    'x16 PCIe Gen4 is 25GBps" on A100 (ZaidQureshi/bam#54). ' + GCP_A2_GEN3),
+             (25.8, '[third-party measurement] D2H 25.8 GB/s, ' + DGX_A100_BW + '. ' + GCP_A2_GEN3),
+             (6000, '[third-party measurement] 5-7 us per cudaMemcpyAsync call on recent drivers (DualPath, arXiv '
+                    '2602.21548 §5.2); midpoint, as in h100-sxm; no A100-specific per-copy number'),
+             (0.40, '[derived] pageable / pinned in the same DGX A100 bandwidthTest: H2D 10.0 / 25.7 = 0.389, D2H 10.8 '
+                    '/ 25.8 = 0.419 [third-party measurement] (the same gengwg notes); mean 0.40 (a Dell A100 80GB '
+                    'PCIe host in those notes gives 0.19 / 0.35: 0.2-0.4 for PCIe 4 hosts)'),
              (25.7, 'assumption: a2-highgpu-1g has a single GPU; a GPU-to-GPU copy would be staged through host '
                     'memory, bounded by the slower direction, min(h2d, d2h)')),
         {})
     p['sources']['sharing.timeslice_ns'] += ('; the GV100 HAL is used for every chip except T234D/T264D, so the '
-                                             'default also holds for Ampere (%s section 1.4 [CODE])' % IA)
-    p['sources']['sharing.context_switch_ns'] += ('; %s section 6 recommends the same 50 us (range 20-200 us, '
-                                                  'unmeasured on A100, section 1.4)' % IA)
+                                             'default also holds for Ampere ([source code] the HAL table '
+                                             'generated in NVIDIA/open-gpu-kernel-modules)')
+    p['sources']['sharing.context_switch_ns'] += ('; the same 50 us for A100 (range 20-200 us; unmeasured on '
+                                                  'A100 too)')
     out.append(p)
     # ---------------- GTX 1080 Ti (SwitchFlow server A) ----------------
     p = profile_gpu(
         'gtx1080ti', 'NVIDIA GeForce GTX 1080 Ti 11GB, PCIe 3.0 x16 host link (SwitchFlow server A)',
         (11 * GIB, GTX1080TI + ': 11 GB GDDR5X, taken as 11 GiB; ' + SWITCHFLOW_A),
-        (28, '[D] 3584 CUDA cores (spec page) / 128 cores per Pascal GP102 SM = 28 SMs'),
-        {'fp32': (11.34, '[D] 3584 cores x 2 FLOP x 1.582 GHz boost clock (%s) = 11.34 TFLOPS' % GTX1080TI),
+        (28, '[derived] 3584 CUDA cores (spec page) / 128 cores per Pascal GP102 SM = 28 SMs'),
+        {'fp32': (11.34, '[derived] 3584 cores x 2 FLOP x 1.582 GHz boost clock (%s) = 11.34 TFLOPS' % GTX1080TI),
          'tf32': (0, NO_TF32),
          'fp16': (0, 'no tensor cores (Pascal GP102; its FP16 arithmetic runs at 1/64 of FP32), 0 by the '
                      'schema convention'),
@@ -447,11 +475,11 @@ def devices():
         'rtx2080ti', 'NVIDIA GeForce RTX 2080 Ti 11GB, PCIe 3.0 x16 host link (SwitchFlow server A)',
         (11 * GIB, RTX2080TI + ': 11 GB GDDR6, taken as 11 GiB; ' + SWITCHFLOW_A),
         (68, '[DS] ' + TURING_WP + ': RTX 2080 Ti (TU102) has 68 SMs, 4352 CUDA cores, 544 tensor cores'),
-        {'fp32': (13.45, '[D] 4352 cores x 2 FLOP x 1.545 GHz reference boost clock (%s) = 13.45 TFLOPS '
+        {'fp32': (13.45, '[derived] 4352 cores x 2 FLOP x 1.545 GHz reference boost clock (%s) = 13.45 TFLOPS '
                          '(the Founders Edition boosts to 1.635 GHz, 14.2 TFLOPS); SwitchFlow does not name the '
                          'board' % RTX2080TI),
          'tf32': (0, NO_TF32),
-         'fp16': (53.8, '[R] ' + TURING_WP + ', appendix: RTX 2080 Ti peak FP16 tensor TFLOPS with FP32 '
+         'fp16': (53.8, '[recalled, unchecked] ' + TURING_WP + ', appendix: RTX 2080 Ti peak FP16 tensor TFLOPS with FP32 '
                         'accumulate 53.8 at the reference clock (GeForce runs FP32-accumulate at half the '
                         'FP16-accumulate rate, 107.6)'),
          'bf16': (0, NO_BF16)},
@@ -466,9 +494,9 @@ def devices():
     # ---------------- P100 (Salus) ----------------
     p = profile_gpu(
         'p100-pcie3x16', 'NVIDIA Tesla P100 PCIe 16GB, PCIe 3.0 x16 host link (Salus\' likely GPU)',
-        (16 * GIB, P100_DS + ': 16 GB CoWoS HBM2, taken as 16 GiB; Salus\' GPU is 16 GB class, P100 per '
-                   'seeds-dossier.md section 5.6 [R]'),
-        (56, '[D] 3584 FP32 cores / 64 cores per GP100 SM = 56 SMs (P100 datasheet / Pascal whitepaper)'),
+        (16 * GIB, P100_DS + ': 16 GB CoWoS HBM2, taken as 16 GiB; Salus\' GPU is 16 GB class (its experiments cap '
+                   'memory at 14 GiB, SymbioticLab/Salus --phymem), P100 [recalled, unchecked]'),
+        (56, '[derived] 3584 FP32 cores / 64 cores per GP100 SM = 56 SMs (P100 datasheet / Pascal whitepaper)'),
         {'fp32': (9.3, P100_DS + ': single precision 9.3 TFLOPS'),
          'tf32': (0, NO_TF32),
          'fp16': (18.7, P100_DS + ': half precision 18.7 TFLOPS. NOTE: P100 has no tensor cores; this is its '
@@ -485,44 +513,45 @@ def devices():
     p['sources']['sharing.timeslice_ns'] = PASCAL_SLICE
     out.append(p)
     # ---------------- CPUs ----------------
-    cpu_conv_src = ('assumption informed by [R] public oneDNN/MKL-DNN results: direct fp32 convolutions of '
+    cpu_conv_src = ('assumption informed by [recalled, unchecked] public oneDNN/MKL-DNN results: direct fp32 convolutions of '
                     'ResNet-50 reach roughly 70-80% of the AVX-512 peak on Skylake-SP (Georganas et al., '
                     '"Anatomy of High-Performance Deep Learning Convolutions on SIMD Architectures", SC 2018); '
                     'discounted to 0.6 because fp32_tflops here uses the base clock and AVX-heavy code runs at '
                     'a lower licence frequency, and framework integration adds reorders')
-    cpu_lin_src = ('assumption informed by [R] Intel MKL SGEMM benchmark pages: large fp32 GEMMs reach roughly '
+    cpu_lin_src = ('assumption informed by [recalled, unchecked] Intel MKL SGEMM benchmark pages: large fp32 GEMMs reach roughly '
                    '80-90% of peak; discounted to 0.7 for the same clock reason as conv')
     cpu_launch = (2000, 'assumption: per-op cost of an OpenMP parallel region fork/join on tens of threads is '
-                        'order 1-10 us [R: EPCC OpenMP micro-benchmarks]; 2 us taken. Eager-framework dispatch '
+                        'order 1-10 us [recalled, unchecked: EPCC OpenMP micro-benchmarks]; 2 us taken. Eager-framework dispatch '
                         'is the separate framework_overhead_ns knob')
     out.append(profile_cpu(
         'xeon-2x18', 'Dual 18-core Intel Xeon, AVX-512 + MKL-DNN class (SwitchFlow servers), modelled as 2 x '
                      'Xeon Gold 6140 (Skylake-SP, 2.3 GHz)',
-        (256 * GIB, 'assumption: SwitchFlow reports > 250 GB RAM (seeds-dossier.md section 2.5 [S]); 256 GiB, the '
-                    'nearest standard size, all of it usable for models'),
-        (36, '[S] dual 18-core Xeon (seeds-dossier.md section 2.5): 36 cores (hyper-threads not counted: they '
-             'share the FMA units)'),
-        (5.2992, '[D] 36 cores x 2.3 GHz x 64 fp32 FLOP/cycle (AVX-512: 16 fp32 lanes x 2 FLOP per FMA x 2 FMA '
+        (256 * GIB, 'assumption: SwitchFlow reports > 250 GB RAM (SwitchFlow, Middleware\'21, evaluation setup); '
+                    '256 GiB, the nearest standard size, all of it usable for models'),
+        (36, '[published] dual 18-core Xeon (SwitchFlow, Middleware\'21, evaluation setup): 36 cores '
+             '(hyper-threads not counted: they share the FMA units)'),
+        (5.2992, '[derived] 36 cores x 2.3 GHz x 64 fp32 FLOP/cycle (AVX-512: 16 fp32 lanes x 2 FLOP per FMA x 2 FMA '
                  'units on Xeon Gold 6100/Platinum) = 5.30 TFLOPS. The CPU model is an assumption (SwitchFlow '
-                 'names only "dual 18-core Xeon"); Gold 6140 = 18 cores, 2.3 GHz base, 2 AVX-512 FMA units [DS: '
-                 'Intel ARK, as recalled]'),
-        (255.9, '[D] 2 sockets x 6 DDR4-2666 channels x 8 B x 2.666 GT/s = 255.9 GB/s (Skylake-SP memory '
+                 'names only "dual 18-core Xeon"); Gold 6140 = 18 cores, 2.3 GHz base, 2 AVX-512 FMA units '
+                 '[datasheet: Intel ARK, as recalled]'),
+        (255.9, '[derived] 2 sockets x 6 DDR4-2666 channels x 8 B x 2.666 GT/s = 255.9 GB/s (Skylake-SP memory '
                 'configuration, Intel ARK, as recalled)'),
-        (0.75, 'assumption: STREAM triad on Skylake-SP reaches about 75-80% of the theoretical DRAM bandwidth [R]'),
+        (0.75, 'assumption: STREAM triad on Skylake-SP reaches about 75-80% of the theoretical DRAM bandwidth '
+               '[recalled, unchecked]'),
         0.6, cpu_conv_src, 0.7, cpu_lin_src, cpu_launch))
     out.append(profile_cpu(
         'xeon-e5-2686v4-8vcpu', 'Intel Xeon E5-2686 v4 (Broadwell, AVX2), 8 vCPUs = 4 cores (AWS p3.2xlarge host)',
         (61 * GIB, '[DS] AWS EC2 P3 instance table: p3.2xlarge has 61 GiB memory and 8 vCPUs (https://aws.amazon.com/'
-                   'ec2/instance-types/p3/, as recalled; seeds-dossier.md section 1.4); all of it usable for models '
+                   'ec2/instance-types/p3/, as recalled; netx-repo/PipeSwitch README.md); all of it usable for models '
                    '(assumption)'),
-        (4, '[D] 8 vCPUs = 4 physical cores x 2 hyper-threads (EC2 exposes 2 vCPUs per core on Intel instances); '
+        (4, '[derived] 8 vCPUs = 4 physical cores x 2 hyper-threads (EC2 exposes 2 vCPUs per core on Intel instances); '
             'hyper-threads share the FMA units, so 4 cores count for compute'),
-        (0.2944, '[D] 4 cores x 2.3 GHz base x 32 fp32 FLOP/cycle (AVX2: 8 fp32 lanes x 2 FLOP per FMA x 2 FMA '
+        (0.2944, '[derived] 4 cores x 2.3 GHz base x 32 fp32 FLOP/cycle (AVX2: 8 fp32 lanes x 2 FLOP per FMA x 2 FMA '
                  'units on Broadwell) = 0.294 TFLOPS; 2.3 GHz base / 2.7 GHz all-core turbo per the AWS P3 page '
-                 '[DS, as recalled]'),
-        (76.8, '[D] Broadwell-EP socket: 4 DDR4-2400 channels x 8 B x 2.4 GT/s = 76.8 GB/s; the VM shares the socket'),
+                 '[datasheet, as recalled]'),
+        (76.8, '[derived] Broadwell-EP socket: 4 DDR4-2400 channels x 8 B x 2.4 GT/s = 76.8 GB/s; the VM shares the socket'),
         (0.45, 'assumption: 4 of the socket\'s cores draw about half of its DRAM bandwidth (single Broadwell cores '
-               'sustain roughly 10 GB/s each [R])'),
+               'sustain roughly 10 GB/s each [recalled, unchecked])'),
         0.6, cpu_conv_src.replace('AVX-512 peak on Skylake-SP', 'SIMD peak on Skylake-SP (AVX2 on Broadwell is '
                                   'assumed alike)'),
         0.7, cpu_lin_src, cpu_launch))

@@ -2,19 +2,20 @@
 """Writes the Olympian (Middleware'18) reproduction workloads under traces/workloads/.
 
   olympian_fair10.jsonl  10 identical Inception-v3 clients (batch 100, 5 requests each, all
-                         sent at once; dossier section 12, Olympian figure 1 [R])
-  olympian_mix7.jsonl    the heterogeneous mix of the authors' client script (dossier 4.4 [C]):
+                         sent at once; the paper's fairness figure as we recall it, not verified)
+  olympian_mix7.jsonl    the heterogeneous mix of the authors' client script (June 2018, in
+                         USC-NSL/TF-Serving-Downloads):
                          inception_v3, googlenet, resnet50, resnet101, resnet152, alexnet, vgg16 at
                          batches 150/200/144/128/100/256/120, 2 clients per model, 5 requests each
 
 Every model first gets a warm-up service of PROFILE_REQUESTS requests at t = 0 (Olympian profiles
-each model during warm-up runs before it schedules them, dossier 4.2); the measured clients
+each model during warm-up runs before it schedules them, USC-NSL/TF-TF-Downloads); the measured clients
 send their requests at CLIENTS_AT_S, after the warm-ups are done. Every service arrives at t = 0
 so that its model is loaded beforehand (TF-Serving loads its servables at start-up). A client's 5 requests are all queued at its
 arrival; gpumux serves a job's requests one after another, which is the closed loop of the
 authors' client (the next request is sent when the previous one returns) with no think time.
 In the mix, client c0 of each model has priority 5 and weight 10, client c1 priority 0 and
-weight 1 (the code gives weight 10 to jobs of priority >= 5; dossier 4.2 [C]).
+weight 1 (the code gives weight 10 to jobs of priority >= 5; TF-TF-Downloads commit 846d5c38a).
 
 Usage: /usr/bin/python3 traces/tools/olympian_workloads.py   (from the repository root)
 Stdlib only; the output is deterministic.

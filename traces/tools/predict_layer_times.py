@@ -15,25 +15,16 @@ Usage:
                                 fp16/bf16: GEMM layers at fp16/bf16_tflops and every byte count halved
                                 (activations and weights stored in 16 bits; a simplification of AMP)
     --framework-overhead-ns N   host cost added per kernel launch on top of launch_ns (default 0;
-                                PyTorch eager is 10-20 us per op, perf-anchors section 4.2)
+                                PyTorch eager is 10-20 us per op, our estimate: traces/devices/README.md)
     --optimizer sgd|momentum|adam   optimizer for the training step (default momentum)
     --layers                    also print the per-layer forward table for the first batch size
     --json                      machine-readable output
 
-Cost model (one layer, batch b; all times in ns):
-  peak      = {fp32,tf32,fp16,bf16}_tflops * 1e3 FLOP/ns   (GEMM kinds only use tf32/fp16/bf16)
-  tiles     = sum over gemms of ceil(b*m / tile_m) * ceil(n / tile_n) * count
-  occupancy = min(1, tiles / sm_count), or 1 for a layer without gemms
-  compute   = fwd_flops * b / (peak * efficiency[kind] * occupancy)
-  memory    = (weight_bytes + (input_bytes + output_bytes) * b) / (mem_bandwidth_gbps * memory_efficiency)
-  forward   = max(compute, memory) + per_layer[kind] * (launch_ns + framework_overhead_ns)
-  backward  = max(bwd_flops * b / (peak * eff * occupancy), 2 * memory) + 2 * per_layer[kind] * (launch_ns + fw)
-  update    = optimizer pass over the weights, memory-bound: s * weight_bytes / (bw * memory_efficiency)
-              with s = 3 (sgd: read w, g; write w), 5 (momentum: + read/write the velocity),
-              7 (adam: + two moments), plus one launch (+ framework overhead) per layer that has weights.
-              (The brief defines forward and backward; the update term is this script's assumption,
-              small at large batch: ResNet-50 on V100 is 0.7 ms of a ~350 ms step.)
-  training step = sum(forward) + sum(backward) + update
+Cost model: traces/devices/README.md, "Cost model" (forward and backward per layer: the larger of
+the compute and memory terms, plus launches). The optimizer update is this script's assumption: a
+memory-bound pass of 3 / 5 / 7 x weight_bytes (sgd / momentum / adam) plus one launch (+ framework
+overhead) per layer with weights, small at large batch (ResNet-50 on V100: 0.7 ms of a ~350 ms
+step). A training step = sum(forward) + sum(backward) + update.
 Inference skips layers marked "aux" (Inception-v3's auxiliary head); training includes them.
 Stdlib only.
 """

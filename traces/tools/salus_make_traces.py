@@ -5,59 +5,12 @@ Usage (from the repository root; stdlib only, fixed seeds, byte-identical output
   /usr/bin/python3 traces/tools/salus_make_traces.py          # (re)write every file
   /usr/bin/python3 traces/tools/salus_make_traces.py --check  # exit 1 if a file would change
 
-Files and the choices behind them (dossier = /work/shared/papers/seeds-dossier.md):
-
-salus_100jobs.jsonl -- the long-running training trace (dossier §5.6, §12 Salus 1).
-  * 100 training jobs drawn uniformly from the 15 workloads of dossier §1.3 / §5.6: vgg11,
-    vgg16, vgg19, resnet50, resnet101, resnet152, googlenet, alexnet, overfeat, inception_v3
-    (Salus' inception3), inception_v4 (inception4), vae, superres, seq2seq, speech, each with
-    one of its three batch sizes, also drawn uniformly. CNN batch sizes are Salus'
-    (25/50/100; 25/50/75 for the ResNets and inception4) [C: tests/workloads.csv]. The four
-    non-CNN models' batch sizes are not in the dossier; chosen: vae 64/128/256 and superres
-    32/64/128 (the hyper-parameter experiment's vae BS 64 and superres BS 128 are among them),
-    seq2seq 32/64/128, speech 25/50/75 (assumption: three sizes doubling or stepping like the
-    CNNs').
-  * Length: Salus' workloads.csv has 1-, 5- and 10-minute variants of every workload; each job
-    draws one of the three uniformly. Iterations = the variant's minutes x Salus' measured
-    iterations per minute (dossier §1.3 table, "iters in ~1 min") for the 11 CNNs; for the four
-    other models, which the table lacks, minutes x 60 s / gpumux's predicted training step on
-    the p100-pcie3x16 profile (traces/tools/predict_layer_times.py), counting at least 5 ms
-    per iteration (MIN_ITERATION_S: only the VAE is below it). So a job runs for tens
-    of seconds to minutes, as in the paper (in gpumux time the CNN jobs take 0.7-2.7x their
-    nominal minutes, since gpumux's step times differ from Salus' measured ones; the VAE
-    jobs 0.07x, because of the 5 ms floor).
-  * expected_duration_s (Salus' TIME:TOTAL, which SRTF/PREEMPT read) = iterations x gpumux's
-    predicted solo step time on p100-pcie3x16: what a user who profiled the job alone would
-    declare.
-  * Arrivals: Poisson, mean gap 60 s, first job at 0 (assumption: the paper's trace generator
-    is not in the dossier; Salus' experiment admits up to 100 concurrent jobs on one GPU, so
-    the trace oversubscribes it: the mean job needs ~7 min of GPU time and one arrives per
-    minute, so nearly every job is queued at some point).
-  * Fixed seed 20200302.
-
-salus_20jobs.jsonl -- small variant for tests: 20 jobs, the same recipe with seed 7, lengths
-  and gaps scaled by 1/20 (3/15/30 s variants, mean gap 3 s), so one run simulates in well
-  under a second.
-
-salus_hp_{vae,superres,resnet50}.jsonl -- hyper-parameter exploration (dossier §5.6, §12 Salus
-  2; Salus card271.py): 300 identical jobs of one model (vae BS 64, superres BS 128, resnet50
-  BS 50), 500 iterations each, all submitted at time 0 (a tuning sweep is launched at once).
-
-salus_inference_42.jsonl -- inference consolidation (dossier §5.6, §12 Salus 3; card270.py):
-  14 models x 3 instances = 42 services, batch 1, 500 requests each. The 14 models: the 15
-  workloads without speech (assumption: the dossier says 14 and names seq2seq "small" for
-  inference; speech is the one left out). Requests are open loop with exponential gaps of mean
-  10 s (Salus' SALUS_TFBENCH_EVAL_INTERVAL=10, read as seconds; its jitter knob RAND_FACTOR=3
-  is not modelled beyond the exponential gaps -- its exact formula is in Salus'
-  tf_benchmarks fork, not in the dossier). First request at 1 s, after the model is loaded.
-
-salus_inference_42_gap1s.jsonl -- the same services with a mean gap of 1 s (10x the load; a
-  sensitivity check, since the unit of Salus' interval knob is not verified).
-
-salus_inference_solo.jsonl -- the "dedicated GPU" baseline of the same experiment: instance 0
-  of each of the 14 models with the very same request times as in salus_inference_42.jsonl,
-  shifted into disjoint time windows so that, run under `exclusive`, each service has the GPU
-  to itself (one dedicated GPU per service).
+Files: salus_100jobs.jsonl (100 training jobs of Salus' 15 workloads, Poisson arrivals, lengths
+from Salus' tests/workloads.csv), salus_20jobs.jsonl (a small variant for tests),
+salus_hp_{vae,superres,resnet50}.jsonl (300 identical jobs each), salus_inference_42.jsonl (42
+inference services), salus_inference_42_gap1s.jsonl (10x the load), salus_inference_solo.jsonl
+(the dedicated-GPU baseline). The choices behind each file, and which are assumptions:
+docs/policies/salus.md, "Workloads".
 """
 import json
 import math
@@ -74,7 +27,7 @@ DEVICE = 'p100-pcie3x16'
 OUT = os.path.join(REPO, 'traces', 'workloads')
 
 # (zoo model, Salus name, batch sizes, Salus iterations per minute by batch or None) --
-# iterations per minute from dossier §1.3 (Salus tests/workloads.csv, "iters in ~1 min").
+# iterations per minute from Salus' tests/workloads.csv (SymbioticLab/Salus; iterations of a "1 min" run).
 WORKLOADS = [
     ('vgg11', 'vgg11', (25, 50, 100), (565, 321, 178)),
     ('vgg16', 'vgg16', (25, 50, 100), (311, 168, 90)),

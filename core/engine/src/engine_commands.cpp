@@ -213,8 +213,9 @@ std::size_t EngineImpl::preempt(JobId job, PreemptMode mode) {
   in_abort_ = false;
   if (aborting) {
     // The task is gone: its device memory and the unit in progress are lost. A killed
-    // process's memory stays allocated until the process is reaped (interference-anchors
-    // §4.6): the job's layers are absent at once, the pool gets the memory back later.
+    // process's memory stays allocated until the process is reaped (the driver frees it when
+    // the dying process closes its /dev/nvidia* files, sgl-project/sglang PR 36589): the
+    // job's layers are absent at once, the pool gets the memory back later.
     for (std::size_t d = 0; d < devices_.size(); ++d) {
       const DeviceId dev{static_cast<std::uint16_t>(d)};
       const DurationNs reap =

@@ -1,4 +1,4 @@
-// Data-parallel training (issue 14): the set_replicas and resize commands (Context, declared in
+// Data-parallel training: the set_replicas and resize commands (Context, declared in
 // engine_impl.hpp) and the host ops a job on several GPUs adds to its iteration (the gradient
 // all-reduce, the barriers). The replicated dispatch itself is in engine_dispatch.cpp.
 //

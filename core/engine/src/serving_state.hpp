@@ -16,9 +16,9 @@
 
 namespace gpumux {
 
-/// Samples each execution-time window keeps: "a sliding window, e.g. the last N = 1000
-/// samples" (thesis dossier §3.4, a reconstruction [D]); Clockwork's own estimate reads only
-/// the last 10 of them (ExecTimeWindow::percentile's `last`).
+/// Samples each execution-time window keeps. Assumption: the Orloj paper (arXiv 2209.00159)
+/// keeps per-application distributions but gives no window; 1000 is our choice. Clockwork's
+/// own estimate reads only the last 10 of them (ExecTimeWindow::percentile's `last`).
 inline constexpr std::size_t kExecTimeWindow = 1000;
 
 class ServingState {

@@ -1,6 +1,6 @@
 // Tuner's bookkeeping shared by every algorithm: trial ids and configs, the running/paused
 // state each report is checked against, the best metric so far and the global target
-// (Fluid's MetricStopper, dossier §2.8).
+// (Fluid's MetricStopper, SymbioticLab/Fluid workloads/common/__init__.py).
 #include "gpumux/engine/tuner.hpp"
 
 #include "gpumux/api/errors.hpp"

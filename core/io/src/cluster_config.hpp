@@ -1,4 +1,4 @@
-// The config's optional "cluster" object (issue 14): nodes of identical GPUs, expanded into
+// The config's optional "cluster" object: nodes of identical GPUs, expanded into
 // the devices list (node-major) and a Topology. Keys and defaults: docs/configuration.md.
 //
 // Internal to gpumux_core. Thread rules: pure apart from reading the named device profile.

@@ -12,8 +12,8 @@ namespace gpumux {
 
 namespace {
 
-/// The largest trial-slot count a tuning job may ask for [D: a bound on config mistakes;
-/// Fluid's largest workload runs 81 x 5 Hyperband trials, far below it].
+/// The largest trial-slot count a tuning job may ask for (our choice: a bound on config
+/// mistakes; Fluid's largest workload runs 81 x 5 Hyperband trials, far below it).
 constexpr std::int64_t kMaxTrials = 100000;
 
 std::string join(const std::vector<std::string>& names) {
@@ -22,10 +22,10 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-/// The bounds of the learning curve's parameters [D]: within them every metric the curve gives
-/// is a finite number (a metric of y_start = -1e308 and y_best = 1e308 was NaN: their
-/// difference overflows; a width of 1e-200 squares to 0, and 0 / 0 is NaN). Real metrics
-/// (accuracy, loss, perplexity) sit far inside 1e9; widths are in unit coordinates.
+/// The bounds of the learning curve's parameters (our choice): within them every metric the curve
+/// gives is a finite number (a metric of y_start = -1e308 and y_best = 1e308 was NaN: their
+/// difference overflows; a width of 1e-200 squares to 0, and 0 / 0 is NaN). Real metrics (accuracy,
+/// loss, perplexity) sit far inside 1e9; widths are in unit coordinates.
 constexpr double kMaxCurveMetric = 1e9;
 constexpr double kMinCurveWidth = 1e-6;
 constexpr double kMaxCurveWidth = 1e6;

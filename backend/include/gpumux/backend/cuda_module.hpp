@@ -1,10 +1,10 @@
-// The CUDA backend as a library loaded on first use. Runs on platform "sim" or "emulated"
-// never load the CUDA runtime or cuBLAS: linked into the program, they cost every run about
-// 0.13 s of CPU time and 200 MiB at start-up (issue 11), most of a short simulation. In a CUDA
-// build, platform "cuda" and `gpumux calibrate` load libgpumux_cuda.so with dlopen() and call
-// it through the table below; the library resolves gpumux's own symbols against the program
-// that loads it (executables are linked with exported symbols), so there is one copy of the
-// registries and error types.
+// The CUDA backend as a library loaded on first use. Runs on platform "sim" or "emulated" never
+// load the CUDA runtime or cuBLAS: linked into the program, they cost every run about 0.07-0.27 s
+// of CPU time and about 200 MiB at start-up (docs/performance.md, "Start-up"), most of a short
+// simulation. In a CUDA build, platform "cuda" and `gpumux calibrate` load libgpumux_cuda.so with
+// dlopen() and call it through the table below; the library resolves gpumux's own symbols against
+// the program that loads it (executables are linked with exported symbols), so there is one copy of
+// the registries and error types.
 //
 // Thread rules: cuda_module() may be called from any thread; the library is loaded once.
 #pragma once

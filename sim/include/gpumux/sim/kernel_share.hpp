@@ -1,14 +1,16 @@
 // Kernel-level sharing of one GPU context (streams of a process, or MPS clients): how much
 // each co-running op is slowed because its kernels wait for other ops' running blocks.
 //
-// The hardware rule (interference-anchors.md §1.1-1.3): a kernel's blocks are placed only on
-// SMs with free resources, and running blocks are never preempted, neither between streams
-// nor between MPS clients; stream priority only picks which *pending* blocks go next. So a
-// kernel that arrives while another op's kernel fills every SM waits for that kernel to
-// retire (a higher-priority kernel: only for its running wave). Kernels that leave SMs free
-// run beside each other; the compute capacity is then shared by occupancy (fluid_share.hpp).
+// The hardware rule (NVIDIA MPS guide, docs.nvidia.com/deploy/mps, "Architecture"; CUDA driver API
+// cuStreamCreateWithPriority: priorities "do not preempt already-running work"; R. Crovella in the
+// NVIDIA developer forum thread "how high priority stream preemption"): a kernel's blocks are
+// placed only on SMs with free resources, and running blocks are never preempted, neither between
+// streams nor between MPS clients; stream priority only picks which *pending* blocks go next. So a
+// kernel that arrives while another op's kernel fills every SM waits for that kernel to retire (a
+// higher-priority kernel: only for its running wave). Kernels that leave SMs free run beside each
+// other; the compute capacity is then shared by occupancy (fluid_share.hpp).
 //
-// Analytic form (anchors §1.7, "cheaper approximation"): an op's kernel that arrives at a
+// Analytic form (our approximation of block placement): an op's kernel that arrives at a
 // random instant of op j waits on average r_j x w_j, where w_j is op j's expected residual of
 // GPU-filling kernels when alone (OpSpec::kernel_wait_ns, computed by CostModel::op_kernels
 // from the per-layer kernel durations) and r_j the speed op j runs at (its timeline stretches

@@ -1,5 +1,5 @@
 // Calibration of runtime.host_round_trip_ns: the cuda platform's own round trip between two
-// ops of one stream when the second waits in the host queue (docs/decisions.md D31).
+// ops of one stream when the second waits in the host queue (docs/decisions.md D33).
 //
 // Method: a CudaPlatform on GPU 0 (no preload, no warm-up, a 64 MiB arena), one stream with one
 // op in flight, `ops` 4 KiB host-to-device copies submitted at once. Each copy after the first is

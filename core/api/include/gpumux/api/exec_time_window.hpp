@@ -1,4 +1,4 @@
-// An online execution-time estimate (D38, issue 13): the last N measurements of one quantity
+// An online execution-time estimate (D38): the last N measurements of one quantity
 // (the device time of a service's batches of one size; the solo-equivalent time of its
 // requests), queried as an empirical distribution: percentiles, CDF, mean. The engine feeds
 // one per (service, batch size) and one per service from completions; policies read them

@@ -186,7 +186,7 @@ class Context {
   /// Stops a job's queued (and, with Kill, running) work. Returns ops dropped or aborted.
   /// DropQueued is refused for a job on several GPUs (its replicas would fall out of step).
   virtual std::size_t preempt(JobId job, PreemptMode mode) = 0;
-  /// Data parallelism (issue 14): trains `job` on `compute_streams`, one per GPU (distinct
+  /// Data parallelism: trains `job` on `compute_streams`, one per GPU (distinct
   /// GPUs; the first is the primary, the stream dispatch() is then given). From then on each
   /// dispatch issues its op on every replica at ceil(batch / width) samples, each an ordinary
   /// compute op of its GPU (activations allocated there); before the update pass, a gradient
@@ -201,16 +201,16 @@ class Context {
   /// progress or compute of the job is in flight: call it before the job's first dispatch or
   /// at an iteration boundary once its ops have completed.
   virtual void set_replicas(JobId job, std::span<const StreamId> compute_streams) = 0;
-  /// Resizes a training job as Fluid's code does (thesis-dossier.md section 4.2: stop, pay
-  /// epsilon, resume from the last epoch): its work is killed (as preempt Kill: in-flight ops
-  /// aborted, the unit lost, its device memory on every GPU released once the process is
-  /// reaped), its progress goes back to its last checkpoint (a tuning trial: its last epoch
-  /// boundary; any other job: its start, its only checkpoint), the replicas are set as
-  /// set_replicas does, and a host op of stop + restart (resize_cost.hpp: the new primary's
-  /// process_reap_ns, process_start_ns + context_create_ns + model_build_ns) is issued on the
-  /// new primary; every replica's next op waits for it. Returns that op: the checkpoint reload
-  /// is the policy's load() on each new replica, after it (LoadOptions::after). Logged as a
-  /// job_resize event. Refused as set_replicas is, except that work may be in progress.
+  /// Resizes a training job as Fluid's code does (stop, restart, reload the checkpoint:
+  /// SymbioticLab/Fluid fluid/trainer.py; resize_cost.hpp): its work is killed (as preempt Kill:
+  /// in-flight ops aborted, the unit lost, its device memory on every GPU released once the process
+  /// is reaped), its progress goes back to its last checkpoint (a tuning trial: its last epoch
+  /// boundary; any other job: its start, its only checkpoint), the replicas are set as set_replicas
+  /// does, and a host op of stop + restart (resize_cost.hpp: the new primary's process_reap_ns,
+  /// process_start_ns + context_create_ns + model_build_ns) is issued on the new primary; every
+  /// replica's next op waits for it. Returns that op: the checkpoint reload is the policy's load()
+  /// on each new replica, after it (LoadOptions::after). Logged as a job_resize event. Refused as
+  /// set_replicas is, except that work may be in progress.
   virtual OpHandle resize(JobId job, std::span<const StreamId> compute_streams) = 0;
   /// A host-side delay on a stream (IPC, synchronisation), accounted to `job`.
   virtual OpHandle delay(JobId job, StreamId stream, DurationNs duration_ns) = 0;

@@ -7,7 +7,7 @@
 // Domhan, Springenberg, Hutter, IJCAI 2015, Table 1 "pow3": y(t) = c - a * t^(-alpha).
 // Here a curve starts at y(1) = y_start and tends to c as t grows:
 //     y(t) = c - (c - y_start) * t^(-alpha)                (t = epoch, 1-based)
-// with config-dependent parameters [D, documented assumption]:
+// with config-dependent parameters (assumption, our design):
 //   - c, the asymptote, = y_start + (y_best - y_start) * q(x), where x is the config in unit
 //     coordinates (SearchSpace::unit), o a per-seed optimum drawn uniformly in [0,1]^d, and
 //     q(x) = exp(-mean_i (x_i - o_i)^2 / (2 * width^2)) in (0,1]: configs near the optimum
@@ -31,12 +31,13 @@
 namespace gpumux {
 
 struct LearningCurveParams {
-  double y_start = 0.1;   ///< metric after epoch 1 [D: chance accuracy of a 10-class task]
-  double y_best = 0.95;   ///< asymptote of the best config [D: CIFAR-10 target is 0.90, §2.9]
-  double width = 0.25;    ///< landscape width in unit coordinates [D]
-  double alpha_lo = 0.3;  ///< pow3 exponent range [D: curves reach half their gain in 2-10
-  double alpha_hi = 1.0;  ///< epochs, like the Fluid workloads' first epochs]
-  double noise = 0.005;   ///< sd of per-epoch noise, metric units [D]
+  // Defaults are our choices, not Fluid's numbers.
+  double y_start = 0.1;   ///< metric after epoch 1 (chance accuracy of a 10-class task)
+  double y_best = 0.95;   ///< asymptote of the best config (Fluid's CIFAR-10 target: 0.90)
+  double width = 0.25;    ///< landscape width in unit coordinates
+  double alpha_lo = 0.3;  ///< pow3 exponent range (curves reach half their gain in 2-10
+  double alpha_hi = 1.0;  ///< epochs, like the Fluid workloads' first epochs)
+  double noise = 0.005;   ///< sd of per-epoch noise, metric units
 };
 
 class LearningCurve {

@@ -53,7 +53,7 @@ class SearchSpace {
   [[nodiscard]] std::vector<nlohmann::json> grid(int points_per_dim) const;
   /// PBT explore (Jaderberg et al. 2017; Ray Tune's explore): each dimension is resampled
   /// with probability `resample_probability`, else multiplied by 0.8 or 1.2 (Choice: moved to
-  /// the previous or next value). Results are clamped to the bounds [D: Ray does not clamp
+  /// the previous or next value). Results are clamped to the bounds (our choice: Ray does not clamp
   /// plain numbers; the learning curves need points inside the space].
   [[nodiscard]] nlohmann::json perturb(const nlohmann::json& point, double resample_probability,
                                        std::mt19937_64& rng) const;

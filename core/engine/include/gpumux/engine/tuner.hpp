@@ -1,10 +1,10 @@
-// Tuning algorithms (grid, random, successive halving, Hyperband, ASHA, BOHB, SyncBOHB, PBT)
-// as plug-ins, driven by trial reports and independent of the engine (issue 14; dossier §2.2,
-// §2.8, §4.2). A tuner creates trials, a trial being a config (a point of the SearchSpace) and
-// an epoch budget, and hands them over in TrialGroups, Fluid's scheduling unit ("a group of
-// training trials with a training budget associated to each trial", Fluid paper §3.2). The
-// executor runs each trial's epochs and reports after every finished epoch; per report the
-// tuner answers Continue, Pause (keep the checkpoint, wait for a promotion) or Stop, and may
+// Tuning algorithms (grid, random, successive halving, Hyperband, ASHA, BOHB, SyncBOHB, PBT) as
+// plug-ins, driven by trial reports and independent of the engine (D41; settings as in
+// SymbioticLab/Fluid workloads/tune_*.py). A tuner creates trials, a trial being a config (a point
+// of the SearchSpace) and an epoch budget, and hands them over in TrialGroups, Fluid's scheduling
+// unit ("a group of training trials with a training budget associated to each trial", Fluid paper
+// §3.2). The executor runs each trial's epochs and reports after every finished epoch; per report
+// the tuner answers Continue, Pause (keep the checkpoint, wait for a promotion) or Stop, and may
 // hand over new groups (new trials, or paused trials resumed with a larger budget).
 //
 // Protocol (executor side):

@@ -1,5 +1,5 @@
 // Where a relative path named inside a config (or a job file) points: the folder of the file
-// that names it first, then the repository root (the rule before issue 15, kept so that configs
+// that names it first, then the repository root (the earlier rule, kept so that configs
 // naming repository data as "traces/..." keep working). docs/configuration.md, "Paths".
 //
 // Thread rules: free functions; they read the filesystem only.

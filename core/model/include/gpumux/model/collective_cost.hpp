@@ -1,4 +1,4 @@
-// Cost of data-parallel training across GPUs (issue 14): the gradient all-reduce of a ring
+// Cost of data-parallel training across GPUs: the gradient all-reduce of a ring
 // over the links of a Topology, and one data-parallel iteration built from it.
 //
 // Ring all-reduce (Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of
@@ -7,8 +7,8 @@
 // steps then w - 1 all-gather steps, each GPU sending one chunk (bytes / w) to its successor
 // per step, all at once. A step ends when its slowest transfer does, so with the ring's
 // bottleneck link (bandwidth B, per-message latency L):
-//     T = 2 (w - 1) (L + bytes / (w B)) = 2 (w - 1) / w * bytes / B + 2 (w - 1) L
-// (thesis-dossier.md section 4.2 [D]). The bottleneck is the slowest link kind the ring crosses:
+//     T = 2 (w - 1) (L + bytes / (w B)) = 2 (w - 1) / w * bytes / B + 2 (w - 1) L.
+// The bottleneck is the slowest link kind the ring crosses:
 // the intra-node link when all w GPUs share a node, else the network and, where a node holds
 // two or more of them, the intra-node link too; of those, the one whose step L + bytes/(w B) is
 // longer. The ring visits GPUs in node-major order, so it has one network edge per node used

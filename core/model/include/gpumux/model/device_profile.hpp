@@ -67,7 +67,7 @@ struct DeviceProfile {
   DurationNs malloc_base_ns = 0, malloc_per_gib_ns = 0, free_ns = 0, event_ns = 0,
              pin_per_gib_ns = 0;
 
-  // process start (issue 10; interference-anchors §4.5): a cold worker process pays
+  // process start (sources in each profile's "sources"): a cold worker process pays
   // interpreter + framework import + library init (+ context_create_ns on a GPU); building a
   // model in it adds construction, linear in its parameters, and reading its weights.
   DurationNs interpreter_start_ns = 0;     ///< spawn a bare Python child until it runs
@@ -80,7 +80,7 @@ struct DeviceProfile {
   /// the model-independent part of a process start (ContextStart::ColdProcess adds
   /// context_create_ns).
   DurationNs process_start_ns = 0;
-  /// A killed process's device memory is released only when the process is reaped (§4.6):
+  /// A killed process's device memory is released only when the process is reaped:
   /// PreemptMode::Kill frees it this long after the kill.
   DurationNs process_reap_ns = 0;
   /// From an op's end on the GPU to the start of the next op of its stream when that op waited

@@ -1,4 +1,4 @@
-// Per-request variability of a dynamic model's service (D38, issue 13): each request of the
+// Per-request variability of a dynamic model's service (D38): each request of the
 // service draws its own work when it arrives, so its execution time is a distribution, not a
 // constant. Two kinds:
 //  - early_exit: the request leaves the network after one of several exit points (the last

@@ -1,7 +1,9 @@
-// What resizing a running data-parallel training job costs (issue 14): Fluid's released code
-// resizes a trial by stopping it and restarting it on the new GPUs from its last checkpoint
-// (thesis-dossier.md sections 2.6 [C] and 4.2: "stop, pay epsilon (restart + reload), resume
-// from the last epoch boundary"). The parts, each paid once per resize:
+// What resizing a running data-parallel training job costs: Fluid's released code resizes a
+// trial by stopping it and restarting it on the new GPUs from its last checkpoint
+// (SymbioticLab/Fluid fluid/fluid_executor.py `_ensure_W`; fluid/trainer.py shuts the workers
+// down, restarts them and reloads the state_dict). The paper's resize cost epsilon (Fluid,
+// MLSys'21, Algorithm 2) has no value; the parts below are our model, each paid once per
+// resize:
 //   stop     the old workers are killed; their device memory is free once the processes are
 //            reaped (profile process_reap_ns). Assumption: the restart waits for it (the new
 //            workers may land on the same GPUs).

@@ -1,4 +1,4 @@
-// A cluster's shape (issue 14): `nodes` machines of `gpus_per_node` identical GPUs each, one
+// A cluster's shape: `nodes` machines of `gpus_per_node` identical GPUs each, one
 // link kind between GPUs of a node and one network between nodes. GPUs are numbered
 // node-major: DeviceId i is GPU (i % gpus_per_node) of node (i / gpus_per_node), the order in
 // which the config's "cluster" object expands into the devices list (docs/configuration.md).
@@ -46,9 +46,8 @@ struct Topology {
 inline constexpr DurationNs kRingStepLatencyNvlinkNs = 3'400;
 inline constexpr DurationNs kRingStepLatencyPcieNs = 5'700;
 inline constexpr DurationNs kRingStepLatencyNetworkNs = 9'600;
-/// 10 GbE between nodes: the Fluid paper's Chameleon nodes (thesis-dossier.md section 2.11
-/// [S], paper section 6.1) and the dossier's all-reduce model (section 4.2, B = 10 Gb/s). The
-/// line rate; TCP reaches somewhat less (assumption: not derated).
+/// 10 GbE between nodes: the Fluid paper's Chameleon Cloud nodes (Fluid, MLSys'21, §6.1).
+/// The line rate; TCP reaches somewhat less (assumption: not derated).
 inline constexpr double kTenGbeGbitPerS = 10.0;
 
 }  // namespace gpumux

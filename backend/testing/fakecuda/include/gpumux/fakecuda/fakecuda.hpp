@@ -1,4 +1,4 @@
-// fakecuda: a CPU TEST DOUBLE of the CUDA runtime, cuBLAS and gpumux's kernels (issue 16).
+// fakecuda: a CPU TEST DOUBLE of the CUDA runtime, cuBLAS and gpumux's kernels (D52).
 // It defines exactly the C entry points backend/cuda/ uses (`nm -u` on its objects) so the real
 // backend sources, compiled against the CUDA headers without nvcc, run on a machine without a
 // GPU. It is linked into test programs only, never into `gpumux` (a ctest checks with nm).
