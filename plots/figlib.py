@@ -60,7 +60,7 @@ class FigureContext:
 
     def events(self, sweep_file, label):
         """The events of one point (events.jsonl), one dict per line. Read fields by key: each
-        kind's keys are listed in core/include/gpumux/event_fields.hpp (kEventLayouts)."""
+        kind's keys are listed in core/api/include/gpumux/api/event_fields.hpp (kEventLayouts)."""
         with open(os.path.join(self.sweep_dir(sweep_file), label, "events.jsonl")) as f:
             for line in f:
                 yield json.loads(line)

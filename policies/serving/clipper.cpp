@@ -13,7 +13,7 @@
 // batching, the prediction cache, model selection, containers/RPC. Details:
 // docs/policies/serving.md.
 //
-// Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
+// Thread rules: policy hooks, runtime thread (gpumux/api/policy.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

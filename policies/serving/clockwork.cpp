@@ -16,7 +16,7 @@
 // drop rule. Not modelled: scheduling 10 ms ahead, the worker's late-action drop, model loading,
 // several GPUs. Details: docs/policies/serving.md.
 //
-// Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
+// Thread rules: policy hooks, runtime thread (gpumux/api/policy.hpp).
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -13,7 +13,7 @@
 // misses, max_batch 64. Not modelled: cluster placement, several GPUs, query analysis, prefix
 // batching. Details: docs/policies/serving.md.
 //
-// Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
+// Thread rules: policy hooks, runtime thread (gpumux/api/policy.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -7,7 +7,7 @@
 // one trace (the cross-policy run).
 //
 // What differs between the policies is only choose() and what they learn from completions.
-// Thread rules: policy hooks, runtime thread (gpumux/policy.hpp).
+// Thread rules: policy hooks, runtime thread (gpumux/api/policy.hpp).
 #pragma once
 
 #include <algorithm>

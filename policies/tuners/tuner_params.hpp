@@ -4,7 +4,7 @@
 // Each tuner still declares these in its own param_specs(), with its own default and help,
 // whose sources its file states.
 //
-// Thread rules: a ParamReader belongs to one thread (gpumux/params.hpp).
+// Thread rules: a ParamReader belongs to one thread (gpumux/io/params.hpp).
 #pragma once
 
 #include <cstdint>

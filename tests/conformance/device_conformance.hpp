@@ -1,4 +1,4 @@
-// The device contract of core/include/gpumux/device.hpp as one set of test bodies, compiled
+// The device contract of core/api/include/gpumux/api/device.hpp as one set of test bodies, compiled
 // per platform (Ginkgo-style): a test file defines how to build its platform and expands
 // GPUMUX_DEVICE_CONFORMANCE. Instantiated for sim and emulated (tests/conformance) and for
 // cuda (tests/gpu, label gpu). Only orderings are checked, never durations: the same bodies

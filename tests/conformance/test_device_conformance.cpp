@@ -1,4 +1,4 @@
-// The device contract (core/include/gpumux/device.hpp) on platforms "sim" and "emulated": the
+// The device contract (core/api/include/gpumux/api/device.hpp) on platforms "sim" and "emulated": the
 // bodies of device_conformance.hpp, compiled once per platform. Platform "cuda" instantiates
 // them in tests/gpu (label gpu).
 #include "device_conformance.hpp"

@@ -1,4 +1,4 @@
-// The device contract (core/include/gpumux/device.hpp) on platform "cuda": the bodies of
+// The device contract (core/api/include/gpumux/api/device.hpp) on platform "cuda": the bodies of
 // tests/conformance/device_conformance.hpp, compiled for CudaDevice (label gpu: needs a GPU).
 // Work ops are Host ops (a sleep on the stream's launcher), the one op kind that needs no
 // model; they go through the same queues, launcher hand-off and abort path as GPU work.

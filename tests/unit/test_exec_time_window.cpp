@@ -1,4 +1,4 @@
-// ExecTimeWindow (gpumux/exec_time_window.hpp, D38): nearest-rank percentiles, the empirical
+// ExecTimeWindow (gpumux/api/exec_time_window.hpp, D38): nearest-rank percentiles, the empirical
 // CDF and the mean of the last N samples, worked by hand. Nearest rank: the q-th percentile of
 // n sorted values is the ceil(q/100 x n)-th smallest (the 1st for q = 0).
 #include <catch2/catch.hpp>

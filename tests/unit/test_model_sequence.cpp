@@ -1,4 +1,4 @@
-// at_sequence_length (gpumux/model.hpp, D38): BERT-base re-shaped from its own 128 tokens to
+// at_sequence_length (gpumux/model/model.hpp, D38): BERT-base re-shaped from its own 128 tokens to
 // 251 must equal the zoo's bert_base_seq251.json, which traces/models/generate_zoo.py writes
 // from the architecture at that length; the engine costs input-length requests with it.
 #include <catch2/catch.hpp>

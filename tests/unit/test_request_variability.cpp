@@ -1,4 +1,4 @@
-// RequestVariability (gpumux/request_variability.hpp, D38): a service's "dynamic" key. Parse
+// RequestVariability (gpumux/model/request_variability.hpp, D38): a service's "dynamic" key. Parse
 // errors name the file and the key; resolve() checks the distribution against the model;
 // draw() follows the weights (checked over many draws) and pads input lengths to the bucket;
 // the distributions in traces/dynamic/ parse and resolve against the models they name.

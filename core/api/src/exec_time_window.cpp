@@ -1,4 +1,4 @@
-// ExecTimeWindow (gpumux/exec_time_window.hpp): a ring of the last N samples with lazily
+// ExecTimeWindow (gpumux/api/exec_time_window.hpp): a ring of the last N samples with lazily
 // sorted queries.
 #include "gpumux/api/exec_time_window.hpp"
 

@@ -1,4 +1,4 @@
-// JobState's queries (gpumux/job_state.hpp): what a job has left to do and where its layers
+// JobState's queries (gpumux/api/job_state.hpp): what a job has left to do and where its layers
 // are. Split from engine.cpp, which owns the state; these only read it.
 #include "gpumux/api/job_state.hpp"
 

@@ -1,4 +1,4 @@
-// The TuningDriver runs tuning jobs (workload.tuning, gpumux/tuning_spec.hpp) inside the
+// The TuningDriver runs tuning jobs (workload.tuning, gpumux/engine/tuning_spec.hpp) inside the
 // engine: one Tuner per tuning job (TunerRegistry; its rng and learning curves seeded by
 // tuning_seed(run seed, tuning index)), started at the tuning's arrival. It maps the tuner's
 // TrialWork to the tuning's trial slots (TrialId -> JobId, in order of first hand-over) and

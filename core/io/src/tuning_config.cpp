@@ -1,5 +1,5 @@
 // workload.tuning: parsing a tuning job and expanding it into its trial slots
-// (gpumux/tuning_spec.hpp).
+// (gpumux/engine/tuning_spec.hpp).
 #include <limits>
 #include <string>
 

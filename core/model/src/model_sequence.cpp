@@ -1,4 +1,4 @@
-// A sequence model at another input length (gpumux/model.hpp, at_sequence_length): how an
+// A sequence model at another input length (gpumux/model/model.hpp, at_sequence_length): how an
 // input-length-dependent request's work is costed (D38).
 #include <cmath>
 #include <map>

@@ -1,5 +1,5 @@
 // A device of platform "emulated" (and the CPU device of platform "cuda"): the device contract
-// of core/include/gpumux/device.hpp in wall-clock time, with the work done for real on worker
+// of core/api/include/gpumux/api/device.hpp in wall-clock time, with the work done for real on worker
 // threads.
 //
 // Streams and ops (device.hpp)

@@ -1,5 +1,5 @@
 // A simulated GPU or CPU (profile.kind) of platform "sim". It follows the device contract of
-// core/include/gpumux/device.hpp (streams, FIFO, notifications, drop and abort); this header
+// core/api/include/gpumux/api/device.hpp (streams, FIFO, notifications, drop and abort); this header
 // states what the simulator adds: phases, timing and sharing.
 //
 // Streams and ops

@@ -2,7 +2,7 @@
 // has one registry living in a function-local static (no static-initialisation-order issue);
 // plug-ins register from their own .cpp through a static bool, and are linked as OBJECT
 // libraries so the linker never drops a registrar. An entry also holds the plug-in's declared
-// parameters (gpumux/params.hpp), for `gpumux list <kind> --params`.
+// parameters (gpumux/api/param_spec.hpp), for `gpumux list <kind> --params`.
 #pragma once
 
 #include <algorithm>

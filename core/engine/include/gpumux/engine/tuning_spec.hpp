@@ -1,7 +1,7 @@
 // A tuning job as configured (workload.tuning, docs/configuration.md): a tuner over a search
 // space that trains trials of one model. At parse time each tuning job expands
 // into `max_trials` training JobSpecs, its trial slots ("<name>/trial-<k>"), which do not
-// arrive from the trace: the engine's TuningDriver (core/src/tuning_driver.hpp) activates a
+// arrive from the trace: the engine's TuningDriver (core/engine/src/tuning_driver.hpp) activates a
 // slot when the tuner hands over a new trial. Iterations per epoch = ceil(samples_per_epoch /
 // batch); a trial's work is measured in epochs of that many iterations.
 //

@@ -103,7 +103,7 @@ struct QueuedStream {
 }
 
 /// Streams by id and the checks of add_stream() and submit(): the part of StreamQueues that
-/// does not depend on its types, compiled once (core/src/stream_queues.cpp), off the inlined
+/// does not depend on its types, compiled once (core/model/src/stream_queues.cpp), off the inlined
 /// hot path. Error messages start with `owner` ("SimDevice v100-pcie3x16") and are built only
 /// on failure.
 class StreamDirectory {
