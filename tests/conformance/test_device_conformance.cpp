@@ -1,5 +1,5 @@
-// The device contract (core/api/include/gpumux/api/device.hpp) on platforms "sim" and "emulated": the
-// bodies of device_conformance.hpp, compiled once per platform. Platform "cuda" instantiates
+// The device contract (core/api/include/gpumux/api/device.hpp) on platforms "sim" and "emulated":
+// the bodies of device_conformance.hpp, compiled once per platform. Platform "cuda" instantiates
 // them in tests/gpu (label gpu).
 #include "device_conformance.hpp"
 

@@ -1,10 +1,10 @@
 // The Engine: the run, and the job state machine driven by device notifications. The facade
 // class is declared in engine_impl.hpp (which lists the classes it is built from); policy
 // commands are in engine_commands.cpp.
-#include "gpumux/model/request_variability.hpp"
 #include "gpumux/engine/engine.hpp"
 #include "gpumux/model/cost_model.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/request_variability.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -354,8 +354,7 @@ void EngineImpl::fail_stalled_clock(const OpInfo& info) const {
   if (info.job == kSystemJob)
     throw TraceError("device profile '" + profile.name + "'", where, problem);
   const std::string& model = states_[index_of(info.job)].spec->model;
-  throw TraceError(models_.origin(model),
-                   where + " (model '" + model + "')", problem);
+  throw TraceError(models_.origin(model), where + " (model '" + model + "')", problem);
 }
 
 // ------------------------------------------------------------------------------------------

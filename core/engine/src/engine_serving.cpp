@@ -5,8 +5,8 @@
 
 #include "command_helpers.hpp"
 #include "engine_impl.hpp"
-#include "gpumux/model/request_variability.hpp"
 #include "gpumux/model/model.hpp"
+#include "gpumux/model/request_variability.hpp"
 
 namespace gpumux {
 

@@ -1,8 +1,8 @@
 // Job progress (job_progress.hpp): the parts not on the per-op path.
 #include "job_progress.hpp"
 
-#include "gpumux/model/request_variability.hpp"
 #include "gpumux/api/time.hpp"
+#include "gpumux/model/request_variability.hpp"
 
 namespace gpumux::progress {
 

@@ -1,6 +1,6 @@
 // A device of platform "emulated" (and the CPU device of platform "cuda"): the device contract
-// of core/api/include/gpumux/api/device.hpp in wall-clock time, with the work done for real on worker
-// threads.
+// of core/api/include/gpumux/api/device.hpp in wall-clock time, with the work done for real on
+// worker threads.
 //
 // Streams and ops (device.hpp)
 //   The head of a stream, once its `after` list is complete, is handed to a worker thread,

@@ -1,6 +1,6 @@
 // A simulated GPU or CPU (profile.kind) of platform "sim". It follows the device contract of
-// core/api/include/gpumux/api/device.hpp (streams, FIFO, notifications, drop and abort); this header
-// states what the simulator adds: phases, timing and sharing.
+// core/api/include/gpumux/api/device.hpp (streams, FIFO, notifications, drop and abort); this
+// header states what the simulator adds: phases, timing and sharing.
 //
 // Streams and ops
 //   As in device.hpp. The head spends `setup_ns` (host-side, uses no resource), then is

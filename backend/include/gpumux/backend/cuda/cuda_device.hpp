@@ -1,4 +1,5 @@
-// A GPU of platform "cuda": the device contract (core/api/include/gpumux/api/device.hpp) on CUDA streams.
+// A GPU of platform "cuda": the device contract (core/api/include/gpumux/api/device.hpp) on CUDA
+// streams.
 //
 // Streams and ops
 //   Every gpumux stream is a cudaStream_t created with a priority (StreamOptions.priority,
