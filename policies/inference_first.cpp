@@ -57,7 +57,7 @@ class InferenceFirst final : public Policy {
  private:
   /// Issues one op when the compute stream is idle: a waiting request first, else training.
   void schedule(Context& ctx) {
-    if (ctx.queued(s_.compute) + ctx.in_flight(s_.compute) > 0) return;
+    if (ctx.streams().queued(s_.compute) + ctx.streams().in_flight(s_.compute) > 0) return;
     // Only jobs whose arrival hook ran (their weights are loading): the engine may show a job
     // as arrived before its hook is delivered.
     std::vector<JobId> candidates = inference_;

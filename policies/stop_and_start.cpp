@@ -114,7 +114,7 @@ class StopAndStart final : public Policy {
     if (ctx.now() < reaped_at_) return;  // still reaping: the timer spawns the next target
     active_ = target;
     const ContextId c =
-        ctx.create_context(gpu, ContextOptions{}, ContextStart::ColdProcess, *target);
+        ctx.streams().create_context(gpu, ContextOptions{}, ContextStart::ColdProcess, *target);
     s_ = open_streams(ctx, c, 2);
     LoadOptions lo;
     lo.per_tensor_malloc = per_tensor_malloc_;

@@ -25,7 +25,7 @@ inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size
   // Asked once: each dispatch adds one op to the stream, and no op leaves a stream inside a
   // hook (devices report finished ops from their own events, never from submit), so the
   // count goes up by one per dispatch (two virtual queries per op saved).
-  std::size_t outstanding = ctx.queued(stream) + ctx.in_flight(stream);
+  std::size_t outstanding = ctx.streams().queued(stream) + ctx.streams().in_flight(stream);
   while (s.has_dispatchable_work() && outstanding < depth) {
     ctx.dispatch(job, stream, DispatchOptions{layers, {}});
     ++issued;
@@ -37,10 +37,10 @@ inline std::size_t keep_busy(Context& ctx, JobId job, StreamId stream, std::size
 /// Loads every layer of a job that is not yet on the stream's device, in one copy.
 inline OpHandle load_whole(Context& ctx, JobId job, StreamId copy_stream, LoadOptions o = {}) {
   const JobView s = ctx.job(job);
-  const DeviceId d = ctx.device_of(copy_stream);
+  const DeviceId d = ctx.streams().device_of(copy_stream);
   const LayerRange all{0, s.model().layer_count()};
   if (s.resident_or_loading(d, all)) return OpHandle{};
-  return ctx.load(job, copy_stream, all, std::move(o));
+  return ctx.memory().load(job, copy_stream, all, std::move(o));
 }
 
 /// Pops jobs off the front of a FIFO until one is still active (with `needs_work`, also has
@@ -116,8 +116,9 @@ struct ProcessStreams {
 /// Opens the compute and copy streams of context `c`, both at priority 0.
 inline ProcessStreams open_streams(Context& ctx, ContextId c, std::size_t compute_depth,
                                    std::uint32_t copy_depth = 1) {
-  return {ctx.create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(compute_depth)}),
-          ctx.create_stream(c, StreamOptions{0, copy_depth})};
+  return {
+      ctx.streams().create_stream(c, StreamOptions{0, static_cast<std::uint32_t>(compute_depth)}),
+      ctx.streams().create_stream(c, StreamOptions{0, copy_depth})};
 }
 
 /// The streams of a single-GPU baseline, in the first GPU's default context; empty ids on a
@@ -126,7 +127,7 @@ inline ProcessStreams open_first_gpu_streams(Context& ctx, std::size_t compute_d
                                              std::uint32_t copy_depth = 1) {
   const auto gpu = first_gpu(ctx);
   if (!gpu) return {};
-  return open_streams(ctx, ctx.default_context(*gpu), compute_depth, copy_depth);
+  return open_streams(ctx, ctx.streams().default_context(*gpu), compute_depth, copy_depth);
 }
 
 }  // namespace gpumux::policies

@@ -25,7 +25,7 @@ class ResidentSharing : public Policy {
   void on_job_arrival(Context& ctx, JobId job) override {
     if (reject_without_gpu(ctx, job, name())) return;
     const ContextId c =
-        ctx.create_context(ctx.gpus().front(), ContextOptions{mps_}, ContextStart::Warm);
+        ctx.streams().create_context(ctx.gpus().front(), ContextOptions{mps_}, ContextStart::Warm);
     const ProcessStreams s = open_streams(ctx, c, depth_);
     streams_[job] = s;
     try {

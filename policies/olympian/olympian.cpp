@@ -84,7 +84,8 @@ class Olympian final : public Policy {
     if (!serving_.admit(ctx, job, name())) return;
     const JobView s = ctx.job(job);
     Client c;
-    c.host = ctx.create_stream(ctx.default_context(serving_.gpu()), StreamOptions{0, 1});
+    c.host = ctx.streams().create_stream(ctx.streams().default_context(serving_.gpu()),
+                                         StreamOptions{0, 1});
     c.key = ProfileKey{s.spec().model, s.spec().batch};
     if (mode_ == Mode::WeightedFair) {
       c.copies = static_cast<std::uint32_t>(std::max<long long>(1, std::llround(s.spec().weight)));
@@ -240,7 +241,7 @@ class Olympian final : public Policy {
       if (blocked_.empty() || !serving_.idle(ctx) || holder_) return;
       // Nothing runs and nothing will free memory: the first waiting service cannot fit.
       const JobId job = *blocked_.begin();
-      const std::uint64_t need = ctx.ephemeral_bytes(job);
+      const std::uint64_t need = ctx.memory().ephemeral_bytes(job);
       Client& c = clients_.at(job);
       if (c.scheduled) ring_.remove(job);  // it never ran: no warm-up to count
       c.in_run = c.scheduled = false;

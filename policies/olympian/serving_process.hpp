@@ -38,9 +38,9 @@ class ServingProcess {
   void start(Context& ctx) {
     if (ctx.gpus().empty()) return;
     gpu_ = ctx.gpus().front();
-    const ContextId c = ctx.default_context(*gpu_);
-    compute_ = ctx.create_stream(c, StreamOptions{0, kStreamSlots});
-    copy_ = ctx.create_stream(c, StreamOptions{0, 1});
+    const ContextId c = ctx.streams().default_context(*gpu_);
+    compute_ = ctx.streams().create_stream(c, StreamOptions{0, kStreamSlots});
+    copy_ = ctx.streams().create_stream(c, StreamOptions{0, 1});
   }
 
   /// Admits a service: loads its model (the servable) onto the GPU, or rejects the job with a
@@ -66,7 +66,7 @@ class ServingProcess {
 
   /// Whether the GPU has no kernel queued or running (nothing will free memory by finishing).
   [[nodiscard]] bool idle(const Context& ctx) const {
-    return ctx.queued(compute_) + ctx.in_flight(compute_) == 0;
+    return ctx.streams().queued(compute_) + ctx.streams().in_flight(compute_) == 0;
   }
 
   [[nodiscard]] bool has_gpu() const noexcept { return gpu_.has_value(); }

@@ -53,9 +53,10 @@ class TfServing final : public Policy {
   void on_job_arrival(Context& ctx, JobId job) override {
     if (!serving_.admit(ctx, job, name())) return;
     Session s;
-    s.stream = per_client_ ? ctx.create_stream(ctx.default_context(serving_.gpu()),
-                                               StreamOptions{0, issue_.depth})
-                           : serving_.compute();
+    s.stream = per_client_
+                   ? ctx.streams().create_stream(ctx.streams().default_context(serving_.gpu()),
+                                                 StreamOptions{0, issue_.depth})
+                   : serving_.compute();
     sessions_.emplace(job, s);
     pump(ctx);
   }
@@ -89,14 +90,14 @@ class TfServing final : public Policy {
       for (auto& [job, s] : sessions_) {
         if (blocked_.contains(job)) continue;
         feed(ctx, job, s);
-        running = running || ctx.queued(s.stream) + ctx.in_flight(s.stream) > 0;
+        running = running || ctx.streams().queued(s.stream) + ctx.streams().in_flight(s.stream) > 0;
       }
       if (blocked_.empty() || running) return;
       // Nothing runs and nothing will free memory: the first waiting service cannot fit.
       const JobId job = *blocked_.begin();
       blocked_.clear();
       ctx.reject(job, "out of memory: a request's activations (" +
-                          std::to_string(ctx.ephemeral_bytes(job)) +
+                          std::to_string(ctx.memory().ephemeral_bytes(job)) +
                           " B) do not fit beside the other services' models");
     }
   }

@@ -143,9 +143,10 @@ class PipeSwitch final : public Policy {
       ctx.reject(job, "pipeswitch needs a GPU device");
       return;
     }
-    const std::uint64_t need = ctx.persistent_bytes(job) + ctx.ephemeral_bytes(job) +
+    const std::uint64_t need = ctx.memory().persistent_bytes(job) +
+                               ctx.memory().ephemeral_bytes(job) +
                                (ctx.job(job).model().layer_count() + 1) * kAllocationAlignBytes;
-    const std::uint64_t capacity = ctx.memory(gpu_).capacity_bytes;
+    const std::uint64_t capacity = ctx.memory().stats(gpu_).capacity_bytes;
     if (need > capacity) {
       ctx.reject(job, "needs " + std::to_string(need) + " B of GPU memory alone, the GPU has " +
                           std::to_string(capacity) + " B");
@@ -187,7 +188,7 @@ class PipeSwitch final : public Policy {
     if (task_ != Task::Inference || job != current_) return;
     const JobView j = ctx.job(job);
     // PipeSwitch re-sends the model on every switch: the weights go as the request ends.
-    if (!j.done() && j.ops_in_flight(gpu_) == 0) ctx.evict(job, gpu_);
+    if (!j.done() && j.ops_in_flight(gpu_) == 0) ctx.memory().evict(job, gpu_);
     task_ = Task::None;
     // Decide once this instant's arrivals are in: a closed-loop client's next request arrives
     // at the very time the previous one ends, and training should not start for 0 ns.
@@ -212,10 +213,10 @@ class PipeSwitch final : public Policy {
   };
 
   Worker make_worker(Context& ctx, ContextStart start, std::optional<JobId> build = {}) {
-    const ContextId c = ctx.create_context(gpu_, ContextOptions{}, start, build);
+    const ContextId c = ctx.streams().create_context(gpu_, ContextOptions{}, start, build);
     // One op in flight on each stream: a preempted training job stops after one layer.
-    return Worker{ctx.create_stream(c, StreamOptions{0, 1}),
-                  ctx.create_stream(c, StreamOptions{0, 1})};
+    return Worker{ctx.streams().create_stream(c, StreamOptions{0, 1}),
+                  ctx.streams().create_stream(c, StreamOptions{0, 1})};
   }
 
   /// Moves to the worker that runs the next task; returns the old worker's compute stream
@@ -301,7 +302,7 @@ class PipeSwitch final : public Policy {
 
   void switch_to_request(Context& ctx) {
     const JobId job = requests_.front();
-    request_arrival_ns_ = ctx.request_arrival(ctx.job(job).pending_requests().front());
+    request_arrival_ns_ = ctx.serving().request_arrival(ctx.job(job).pending_requests().front());
     const bool stopping_training = task_ == Task::Training;
     const JobId stopped = current_;
     if (stopping_training) {
@@ -369,7 +370,7 @@ class PipeSwitch final : public Policy {
       lo.per_tensor_malloc = per_allocation_;
       if (gate.valid()) lo.after.push_back(gate);
       try {
-        ctx.load(job, w.copy, all, lo);
+        ctx.memory().load(job, w.copy, all, lo);
       } catch (const OutOfMemory& e) {
         std::erase(trainings_, job);
         ctx.reject(job, std::string("out of memory loading its state: ") + e.what());
@@ -388,7 +389,7 @@ class PipeSwitch final : public Policy {
     const Worker& w = workers_[active_];
     const JobView t = ctx.job(current_);
     while (task_ == Task::Training && t.active() && t.has_dispatchable_work() &&
-           ctx.queued(w.compute) + ctx.in_flight(w.compute) < kTrainingDepth) {
+           ctx.streams().queued(w.compute) + ctx.streams().in_flight(w.compute) < kTrainingDepth) {
       DispatchOptions o;
       o.layers = train_layers_per_op_;
       o.setup_ns = train_sync_ns_;
@@ -436,7 +437,7 @@ class PipeSwitch final : public Policy {
           ctx.delay(job, w.copy, python_copy_ns_);  // the next copy's issue
         }
         const LayerRange range{starts[g], g + 1 < starts.size() ? starts[g + 1] : n};
-        ready[g] = ctx.load(job, w.copy, range, lo);
+        ready[g] = ctx.memory().load(job, w.copy, range, lo);
         if (messages) ready[g] = ctx.delay(job, w.copy, event_sync_ns_ + pipe_message_ns_);
       }
       for (std::size_t g = 0; g < starts.size(); ++g) {
@@ -477,12 +478,12 @@ class PipeSwitch final : public Policy {
   /// Frees room for `job`'s weights and activations by evicting training states that are idle
   /// on the GPU. Returns whether it fits now.
   bool make_room(Context& ctx, JobId job) {
-    const auto fits = [&] { return ctx.fits(job, gpu_); };  // placement's own answer
+    const auto fits = [&] { return ctx.memory().fits(job, gpu_); };  // placement's own answer
     for (JobId t : trainings_) {
       if (fits()) return true;
       const JobView s = ctx.job(t);
       if (t != job && s.ops_in_flight(gpu_) == 0 && s.resident_bytes(gpu_) > 0) {
-        ctx.evict(t, gpu_);  // reloaded when it runs again
+        ctx.memory().evict(t, gpu_);  // reloaded when it runs again
       }
     }
     return fits();

@@ -57,8 +57,9 @@ class Candidates {
   /// (lane_of: std::optional<LaneId>(JobId), empty for a job without a session).
   template <class LaneOf>
   void add_arrived(const Context& ctx, LaneOf lane_of) {
-    for (const std::size_t n = ctx.request_count(); requests_seen_ < n; ++requests_seen_) {
-      const JobId job = ctx.request_job(RequestId{requests_seen_});
+    for (const std::size_t n = ctx.serving().request_count(); requests_seen_ < n;
+         ++requests_seen_) {
+      const JobId job = ctx.serving().request_job(RequestId{requests_seen_});
       if (const std::optional<LaneId> lane = lane_of(job)) add(*lane, job);
     }
   }

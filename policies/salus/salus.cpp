@@ -8,7 +8,7 @@
 // code's lane rule (lane_manager.hpp); the in-lane order is the code's scheduler
 // (iteration_order.hpp). One stream per lane in one context. Each iteration pays
 // iteration_overhead_us. A job is loaded only when the engine's arena keeps a hole for the
-// largest ephemeral peak (Context::fits_after), which keeps Salus' no-OOM guarantee.
+// largest ephemeral peak (MemoryFacet::fits_after), which keeps Salus' no-OOM guarantee.
 //
 // Params: sched, lanes, shared_lanes, work_conserving, iteration_overhead_us, lane_memory_gib.
 // Metrics: salus.queue_s, salus.admitted, salus.lanes, salus.arena_wait_s,
@@ -85,7 +85,7 @@ class Salus final : public Policy {
     const std::uint64_t gpu_bytes = ctx.device(*gpu_).memory_bytes;
     lanes_.emplace(lane_memory_bytes_ > 0 ? std::min(lane_memory_bytes_, gpu_bytes) : gpu_bytes,
                    lane_mode_, shared_lanes_);
-    copy_ = ctx.create_stream(ctx.default_context(*gpu_), StreamOptions{0, 1});
+    copy_ = ctx.streams().create_stream(ctx.streams().default_context(*gpu_), StreamOptions{0, 1});
   }
 
   void on_job_arrival(Context& ctx, JobId job) override {
@@ -94,9 +94,10 @@ class Salus final : public Policy {
       return;
     }
     // Two allocations (state, activations), each rounded as the engine allocates.
-    const std::uint64_t need = ctx.persistent_bytes(job) + ctx.ephemeral_bytes(job);
-    if (round_to_allocation(ctx.persistent_bytes(job)) +
-            round_to_allocation(ctx.ephemeral_bytes(job)) >
+    const std::uint64_t need =
+        ctx.memory().persistent_bytes(job) + ctx.memory().ephemeral_bytes(job);
+    if (round_to_allocation(ctx.memory().persistent_bytes(job)) +
+            round_to_allocation(ctx.memory().ephemeral_bytes(job)) >
         lanes_->capacity_bytes()) {
       ctx.reject(job, "persistent + ephemeral memory " + std::to_string(need / kMiB) +
                           " MiB exceeds the GPU's " +
@@ -179,7 +180,8 @@ class Salus final : public Policy {
       }
       std::optional<LaneId> lane;
       if (!lane_known) {
-        lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
+        lane = lanes_->admit(job, ctx.memory().persistent_bytes(job),
+                             ctx.memory().ephemeral_bytes(job));
         it->lane_gen = lanes_gen_;
         it->lane_ok = lane.has_value();
         if (!lane) {
@@ -200,7 +202,9 @@ class Salus final : public Policy {
         ++it;
         continue;
       }
-      if (!lane) lane = lanes_->admit(job, ctx.persistent_bytes(job), ctx.ephemeral_bytes(job));
+      if (!lane)
+        lane = lanes_->admit(job, ctx.memory().persistent_bytes(job),
+                             ctx.memory().ephemeral_bytes(job));
       if (!lane) throw std::logic_error("salus: the lane rule changed its answer");
       if (lane_runs_.find(*lane) == lane_runs_.end()) {
         lane_runs_[*lane] = LaneRun{take_stream(ctx), std::nullopt};
@@ -218,7 +222,7 @@ class Salus final : public Policy {
       ++lanes_gen_;  // the job stays in its lane
       SessionState s;
       s.lane = *lane;
-      s.ephemeral_bytes = ctx.ephemeral_bytes(job);
+      s.ephemeral_bytes = ctx.memory().ephemeral_bytes(job);
       s.unit_estimate_ns = ctx.estimate_unit_ns(job, *gpu_) + overhead_ns_;
       s.loaded = !load.valid();
       s.admitted_seq = next_seq_++;
@@ -249,7 +253,8 @@ class Salus final : public Policy {
       }
       peak_stale_ = false;
     }
-    return ctx.fits_after(job, *gpu_, std::max(sessions_peak_, ctx.ephemeral_bytes(job)));
+    return ctx.memory().fits_after(job, *gpu_,
+                                   std::max(sessions_peak_, ctx.memory().ephemeral_bytes(job)));
   }
 
   StreamId take_stream(Context& ctx) {
@@ -259,7 +264,7 @@ class Salus final : public Policy {
       return s;
     }
     // A training iteration is three ops (forward, backward, update): issue them all.
-    return ctx.create_stream(ctx.default_context(*gpu_), StreamOptions{0, 4});
+    return ctx.streams().create_stream(ctx.streams().default_context(*gpu_), StreamOptions{0, 4});
   }
 
   /// Removes a job from its lane (destroying the lane if it was the last one).
@@ -394,8 +399,8 @@ class Salus final : public Policy {
     if (all || sched_ == SchedPolicy::Pack) {
       s.pending_since_ns = st.pending_since_ns;
       if (js.inference() && !js.pending_requests().empty()) {
-        s.pending_since_ns =
-            std::max(st.pending_since_ns, ctx.request_arrival(js.pending_requests().front()));
+        s.pending_since_ns = std::max(st.pending_since_ns,
+                                      ctx.serving().request_arrival(js.pending_requests().front()));
       }
     }
     if (all || sched_ == SchedPolicy::Rr) s.iterations_done = js.units_done();

@@ -57,11 +57,11 @@ class Clipper final : public ServingPolicy {
       if (!head || raw(r) < raw(*head)) head = r;  // ids are in arrival order
     }
     if (!head) return std::nullopt;
-    const JobId job = ctx.request_job(*head);
+    const JobId job = ctx.serving().request_job(*head);
     State& s = state(job);
     const auto limit = static_cast<std::size_t>(std::floor(s.limit));
     const auto n = static_cast<std::uint32_t>(std::min(limit, ctx.job(job).requests_waiting()));
-    s.oldest_deadline = ctx.request_deadline(*head);
+    s.oldest_deadline = ctx.serving().request_deadline(*head);
     ctx.record("clipper.batch", static_cast<double>(n));
     return BatchChoice{job, n};
   }

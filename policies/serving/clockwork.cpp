@@ -59,8 +59,8 @@ class Clockwork final : public ServingPolicy {
     for (;;) {
       const std::optional<RequestId> head = earliest_deadline_head(ctx, services);
       if (!head) return std::nullopt;
-      const JobId job = ctx.request_job(*head);
-      const TimeNs deadline = ctx.request_deadline(*head);
+      const JobId job = ctx.serving().request_job(*head);
+      const TimeNs deadline = ctx.serving().request_deadline(*head);
       const std::size_t waiting = ctx.job(job).requests_waiting();
       std::uint32_t best = 0;
       for (std::uint32_t b : batches_) {
@@ -73,7 +73,7 @@ class Clockwork final : public ServingPolicy {
         ctx.record("clockwork.batch", static_cast<double>(best));
         return BatchChoice{job, best};
       }
-      ctx.drop_request(*head, "clockwork: cannot meet deadline");
+      ctx.serving().drop_request(*head, "clockwork: cannot meet deadline");
     }
   }
 
@@ -88,7 +88,7 @@ class Clockwork final : public ServingPolicy {
       const JobView v = ctx.job(j);
       if (!v.active() || v.requests_waiting() == 0) continue;  // drops may have emptied it
       const RequestId r = v.waiting_request(0);
-      const TimeNs d = ctx.request_deadline(r);
+      const TimeNs d = ctx.serving().request_deadline(r);
       if (!best || d < best_deadline || (d == best_deadline && raw(r) < raw(*best))) {
         best = r;
         best_deadline = d;
@@ -99,8 +99,8 @@ class Clockwork final : public ServingPolicy {
 
   /// p-th percentile of the last `window_` batches of size b; the profiled time before any.
   [[nodiscard]] DurationNs estimate(Context& ctx, JobId job, std::uint32_t b) const {
-    const ExecTimeWindow& w = ctx.batch_times(job, b);
-    if (w.empty()) return ctx.estimate_batch_ns(job, gpu(), b);
+    const ExecTimeWindow& w = ctx.serving().batch_times(job, b);
+    if (w.empty()) return ctx.serving().estimate_batch_ns(job, gpu(), b);
     return w.percentile(percentile_, window_);
   }
 

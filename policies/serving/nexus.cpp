@@ -73,11 +73,13 @@ class Nexus final : public ServingPolicy {
       const auto b =
           static_cast<std::uint32_t>(std::min<std::size_t>(profiled, v.requests_waiting()));
       const RequestId head = v.waiting_request(0);
-      const TimeNs deadline = ctx.request_deadline(head);
-      if (deadline == kTimeNever || ctx.now() + ctx.estimate_batch_ns(job, gpu(), b) <= deadline) {
+      const TimeNs deadline = ctx.serving().request_deadline(head);
+      if (deadline == kTimeNever ||
+          ctx.now() + ctx.serving().estimate_batch_ns(job, gpu(), b) <= deadline) {
         return b;
       }
-      ctx.drop_request(head, "nexus: early drop, misses its deadline at the profiled batch");
+      ctx.serving().drop_request(head,
+                                 "nexus: early drop, misses its deadline at the profiled batch");
     }
   }
 
@@ -94,7 +96,7 @@ class Nexus final : public ServingPolicy {
     } else {
       const double budget = slo_fraction_ * static_cast<double>(slo);
       for (std::uint32_t b = 1; b <= max_batch_; ++b) {
-        if (static_cast<double>(ctx.estimate_batch_ns(job, gpu(), b)) <= budget) best = b;
+        if (static_cast<double>(ctx.serving().estimate_batch_ns(job, gpu(), b)) <= budget) best = b;
       }
     }
     ctx.record("nexus.profiled_batch", static_cast<double>(best));

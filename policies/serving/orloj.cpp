@@ -74,14 +74,15 @@ class Orloj final : public ServingPolicy {
       if (drop_) drop_hopeless(ctx, job, f, now);
       const std::size_t waiting = ctx.job(job).requests_waiting();
       if (waiting == 0) continue;
-      const double single = static_cast<double>(ctx.estimate_batch_ns(job, gpu(), 1));
+      const double single = static_cast<double>(ctx.serving().estimate_batch_ns(job, gpu(), 1));
       for (std::uint32_t b : batches_) {
         if (b > waiting) break;
-        const double g = static_cast<double>(ctx.estimate_batch_ns(job, gpu(), b)) / single;
+        const double g =
+            static_cast<double>(ctx.serving().estimate_batch_ns(job, gpu(), b)) / single;
         double score = 0;
         TimeNs head = kTimeNever;
         for (std::uint32_t i = 0; i < b; ++i) {
-          const TimeNs d = ctx.request_deadline(ctx.job(job).waiting_request(i));
+          const TimeNs d = ctx.serving().request_deadline(ctx.job(job).waiting_request(i));
           head = std::min(head, d);
           if (score_ == OrlojScore::ExpectedFinishes) score += f.cdf_max(budget(d, now) / g, b);
         }
@@ -139,12 +140,12 @@ class Orloj final : public ServingPolicy {
 
   const Distribution& distribution(Context& ctx, JobId job) {
     Distribution& d = dists_[job];
-    const ExecTimeWindow& w = ctx.request_times(job);
+    const ExecTimeWindow& w = ctx.serving().request_times(job);
     if (w.total_added() == d.version && !d.sorted.empty()) return d;
     d.version = w.total_added();
     d.sorted.clear();
     if (w.empty()) {
-      d.sorted.push_back(static_cast<double>(ctx.estimate_batch_ns(job, gpu(), 1)));
+      d.sorted.push_back(static_cast<double>(ctx.serving().estimate_batch_ns(job, gpu(), 1)));
     } else {
       for (DurationNs s : w.samples()) d.sorted.push_back(static_cast<double>(s));
       std::sort(d.sorted.begin(), d.sorted.end());
@@ -157,9 +158,9 @@ class Orloj final : public ServingPolicy {
     // Waiting requests are in arrival (= deadline) order: the hopeless ones come first.
     while (ctx.job(job).requests_waiting() > 0) {
       const RequestId r = ctx.job(job).waiting_request(0);
-      const TimeNs d = ctx.request_deadline(r);
+      const TimeNs d = ctx.serving().request_deadline(r);
       if (d == kTimeNever || now + q_min <= d) break;
-      ctx.drop_request(r, "orloj: cannot finish even alone");
+      ctx.serving().drop_request(r, "orloj: cannot finish even alone");
     }
   }
 

@@ -51,7 +51,7 @@ class ServingPolicy : public Policy {
 
   void on_op_complete(Context& ctx, const OpRecord& op) override {
     if (op.purpose == OpPurpose::Forward && batch_start_ns_ >= 0 && ctx.job(op.job).inference() &&
-        ctx.in_flight(s_.compute) + ctx.queued(s_.compute) == 0) {
+        ctx.streams().in_flight(s_.compute) + ctx.streams().queued(s_.compute) == 0) {
       on_batch_done(ctx, op.job, last_batch_, ctx.now() - batch_start_ns_);
       batch_start_ns_ = -1;
     }
@@ -60,7 +60,7 @@ class ServingPolicy : public Policy {
 
  protected:
   /// The next batch to run now that the GPU is free, or nullopt for none. May drop waiting
-  /// requests (Context::drop_request) first. `services` are the arrived services in arrival
+  /// requests (ServingFacet::drop_request) first. `services` are the arrived services in arrival
   /// order; each has requests_waiting() > 0 or is skipped by the caller's loop.
   virtual std::optional<BatchChoice> choose(Context& ctx, std::span<const JobId> services) = 0;
   /// A batch of `requests` requests of `job` ended, `batch_ns` after it was dispatched.
@@ -72,7 +72,7 @@ class ServingPolicy : public Policy {
 
   /// Issues work when the compute stream is idle: the chosen batch, else a training pass.
   void schedule(Context& ctx) {
-    if (ctx.queued(s_.compute) + ctx.in_flight(s_.compute) > 0) return;
+    if (ctx.streams().queued(s_.compute) + ctx.streams().in_flight(s_.compute) > 0) return;
     if (ctx.gpus().empty()) return;
     gpu_ = ctx.gpus().front();
     active_.clear();

@@ -69,11 +69,11 @@ class SwitchFlow final : public Policy {
     gpus_.resize(ctx.device_count());
     for (DeviceId d : ranked_) {
       if (!is_gpu(ctx, d)) continue;
-      const ContextId c = ctx.default_context(d);
+      const ContextId c = ctx.streams().default_context(d);
       Gpu& g = gpus_[index_of(d)];
-      g.compute = ctx.create_stream(c, StreamOptions{0, in_flight_});
-      g.load = ctx.create_stream(c, StreamOptions{0, 1});
-      g.evac = ctx.create_stream(c, StreamOptions{0, 1});
+      g.compute = ctx.streams().create_stream(c, StreamOptions{0, in_flight_});
+      g.load = ctx.streams().create_stream(c, StreamOptions{0, 1});
+      g.evac = ctx.streams().create_stream(c, StreamOptions{0, 1});
     }
   }
 
@@ -250,8 +250,9 @@ class SwitchFlow final : public Policy {
       const std::optional<DeviceId> want = desired.at(j);
       if (!want) {
         reject(ctx, j,
-               "out of memory: " + std::to_string(ctx.persistent_bytes(j)) + " B of state and " +
-                   std::to_string(ctx.ephemeral_bytes(j)) + " B of activations fit on no device");
+               "out of memory: " + std::to_string(ctx.memory().persistent_bytes(j)) +
+                   " B of state and " + std::to_string(ctx.memory().ephemeral_bytes(j)) +
+                   " B of activations fit on no device");
         return true;
       }
       if (info.where == want) continue;
@@ -285,12 +286,12 @@ class SwitchFlow final : public Policy {
     Info& info = jobs_[j];
     const JobView s = ctx.job(j);
     if (is_gpu(ctx, to)) {
-      const MemoryStats m = ctx.memory(to);
-      const std::uint64_t state = ctx.persistent_bytes(j);
-      const std::uint64_t need = state + ctx.ephemeral_bytes(j);
+      const MemoryStats m = ctx.memory().stats(to);
+      const std::uint64_t state = ctx.memory().persistent_bytes(j);
+      const std::uint64_t need = state + ctx.memory().ephemeral_bytes(j);
       if (need > m.capacity_bytes) return MoveResult::NoFit;
       const bool already_there = s.resident_or_loading(to, {0, s.model().layer_count()});
-      const bool room = already_there || ctx.fits(j, to);
+      const bool room = already_there || ctx.memory().fits(j, to);
       if (!room) return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
     }
     const std::optional<DeviceId> from = info.where;
@@ -303,7 +304,7 @@ class SwitchFlow final : public Policy {
       const StreamId stream =
           is_gpu(ctx, *from) ? gpus_[index_of(*from)].evac : gpus_[index_of(to)].load;
       try {
-        (void)ctx.migrate(j, to, stream);
+        (void)ctx.memory().migrate(j, to, stream);
       } catch (const OutOfMemory&) {
         return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
       }
@@ -345,7 +346,8 @@ class SwitchFlow final : public Policy {
     }
     const Info& info = jobs_[j];
     auto it = info.cpu_streams.find(device);
-    if (it != info.cpu_streams.end() && ctx.queued(it->second) + ctx.in_flight(it->second) > 0) {
+    if (it != info.cpu_streams.end() &&
+        ctx.streams().queued(it->second) + ctx.streams().in_flight(it->second) > 0) {
       ctx.preempt(j, PreemptMode::DropQueued);
     }
   }
@@ -362,7 +364,7 @@ class SwitchFlow final : public Policy {
       if (!info.evict_from || !ctx.job(j).active()) continue;
       const DeviceId d = *info.evict_from;
       if (ctx.ops_in_flight(j, d) > 0) continue;
-      ctx.evict(j, d);
+      ctx.memory().evict(j, d);
       info.evict_from.reset();
       memory_freed(d);
     }
@@ -373,7 +375,8 @@ class SwitchFlow final : public Policy {
   void schedule_gpu(Context& ctx, DeviceId d) {
     Gpu& g = gpus_[index_of(d)];
     if (g.holder) {
-      const bool drained = ctx.queued(g.compute) + ctx.in_flight(g.compute) == 0;
+      const bool drained =
+          ctx.streams().queued(g.compute) + ctx.streams().in_flight(g.compute) == 0;
       if (drained || !ctx.job(*g.holder).active()) {
         if (g.preempted) {
           ctx.record("switchflow.preemption_drain_ms",
@@ -459,7 +462,9 @@ class SwitchFlow final : public Policy {
   /// there to free memory, or is rejected when they are all stuck the same way.
   void break_memory_deadlock(Context& ctx, DeviceId d, const std::vector<JobId>& no_room) {
     const Gpu& g = gpus_[index_of(d)];
-    const auto idle = [&](StreamId s) { return ctx.queued(s) + ctx.in_flight(s) == 0; };
+    const auto idle = [&](StreamId s) {
+      return ctx.streams().queued(s) + ctx.streams().in_flight(s) == 0;
+    };
     if (!idle(g.compute) || !idle(g.load) || !idle(g.evac)) return;
     const JobId victim = no_room.back();
     Info& info = jobs_[victim];
@@ -474,9 +479,11 @@ class SwitchFlow final : public Policy {
           });
       if (others_will_free) return;
       reject(ctx, victim,
-             "out of memory: its activations (" + std::to_string(ctx.ephemeral_bytes(victim)) +
+             "out of memory: its activations (" +
+                 std::to_string(ctx.memory().ephemeral_bytes(victim)) +
                  " B) do not fit in the free memory of device " + std::to_string(raw(d)) +
-                 " (largest free block " + std::to_string(ctx.memory(d).largest_free_bytes) +
+                 " (largest free block " +
+                 std::to_string(ctx.memory().stats(d).largest_free_bytes) +
                  " B) and no other device can hold it");
       return;
     }
@@ -492,7 +499,8 @@ class SwitchFlow final : public Policy {
     const DeviceId d = *info.where;
     auto it = info.cpu_streams.find(d);
     if (it == info.cpu_streams.end()) {
-      const StreamId s = ctx.create_stream(ctx.default_context(d), StreamOptions{0, in_flight_});
+      const StreamId s = ctx.streams().create_stream(ctx.streams().default_context(d),
+                                                     StreamOptions{0, in_flight_});
       it = info.cpu_streams.emplace(d, s).first;
     }
     if (keep_busy(ctx, j, it->second, in_flight_, layers_per_op_) > 0) info.engine_knows = true;

@@ -142,7 +142,7 @@ class DynamicFluid final : public FluidExecutor {
       if (gpus_[i].reserved_for == job) gpus_[i].reserved_for.reset();
     }
     const std::vector<StreamId> streams = replica_streams_on(job, to);
-    const OpHandle restart = ctx.resize(job, streams);
+    const OpHandle restart = ctx.replicas().resize(job, streams);
     // Its slots on GPUs it leaves are freed; its new GPUs get its slots there.
     for (const std::size_t i : gpus_held(job)) {
       if (std::find(to.begin(), to.end(), i) != to.end()) continue;
@@ -190,7 +190,7 @@ class DynamicFluid final : public FluidExecutor {
       return;
     }
     const std::size_t to = m->second;
-    ctx.evict(job, home->gpus.front());
+    ctx.memory().evict(job, home->gpus.front());
     moves_.erase(m);
     gpus_[to].reserved_for.reset();
     marks_.erase(job);
@@ -275,14 +275,15 @@ class DynamicFluid final : public FluidExecutor {
     const ResizeCost c =
         resize_cost(ctx.cost(gpu).profile(), v.model(), v.spec().optimizer, Precision::Fp32,
                     ResizeProgress{v.iterations_done(), per_epoch, ctx.estimate_unit_ns(job, gpu)});
-    const DurationNs reload = ctx.cost(gpu).h2d_ns(ctx.load_bytes(job, all), false);
+    const DurationNs reload = ctx.cost(gpu).h2d_ns(ctx.memory().load_bytes(job, all), false);
     return static_cast<double>(c.stop_ns + c.restart_ns + reload + c.lost_work_ns) * 1e-9;
   }
   /// The reload a move pays, seconds: the trial's weights and state copied host -> device.
   [[nodiscard]] double move_eps_s(const Context& ctx, JobId job) const {
     const DeviceId gpu = gpus_.front().device;
     const LayerRange all{0, ctx.job(job).model().layer_count()};
-    return static_cast<double>(ctx.cost(gpu).h2d_ns(ctx.load_bytes(job, all), false)) * 1e-9;
+    return static_cast<double>(ctx.cost(gpu).h2d_ns(ctx.memory().load_bytes(job, all), false)) *
+           1e-9;
   }
 
   std::map<JobId, std::size_t> moves_;  ///< trial -> the GPU it moves to

@@ -56,7 +56,8 @@ void FluidExecutor::on_start(Context& ctx) {
   for (const DeviceId gpu : ctx.gpus()) {
     Gpu g{gpu, {}, false, {}};
     for (std::uint32_t i = 0; i < c_; ++i) {
-      const ContextId mps = ctx.create_context(gpu, ContextOptions{true}, ContextStart::Warm);
+      const ContextId mps =
+          ctx.streams().create_context(gpu, ContextOptions{true}, ContextStart::Warm);
       g.slots.push_back(Slot{open_streams(ctx, mps, depth()), {}});
     }
     gpus_.push_back(std::move(g));
@@ -158,7 +159,7 @@ std::uint32_t FluidExecutor::d_for(const Context& ctx, JobId job) const {
     const std::uint32_t samples = (v.spec().batch + k - 1) / k;
     return cost.op_ns(v.model(), all, samples, Pass::Forward, false) +
            cost.op_ns(v.model(), all, samples, Pass::Backward, false) + update +
-           ctx.estimate_allreduce_ns(job, devices);
+           ctx.replicas().estimate_allreduce_ns(job, devices);
   };
   devices.push_back(gpu);
   DurationNs best = iteration_ns(1);
@@ -363,7 +364,7 @@ void FluidExecutor::occupy(Context& ctx, std::size_t gpu, JobId job, bool packed
     const StreamId copy = s.s.copy, compute = s.s.compute;  // `s` is freed if it fails
     if (!run_or_fail(ctx, job, [&] {
           if (ctx.job(job).width() > 1)
-            ctx.set_replicas(job, std::span<const StreamId>(&compute, 1));
+            ctx.replicas().set_replicas(job, std::span<const StreamId>(&compute, 1));
           load_whole(ctx, job, copy);
           keep(ctx, job);  // the executor's own dispatch rule (Stage 0: one op at a time)
         })) {
@@ -403,7 +404,7 @@ void FluidExecutor::occupy_whole(Context& ctx, const std::vector<std::size_t>& g
   }
   const bool placed = run_or_fail(ctx, job, [&] {
     if (!resized && (streams.size() > 1 || ctx.job(job).width() > 1)) {
-      ctx.set_replicas(job, streams);
+      ctx.replicas().set_replicas(job, streams);
     }
     // Each replica holds the whole state (weights + optimizer state), loaded over its link.
     for (const StreamId copy : copies) load_whole(ctx, job, copy, LoadOptions{false, false, after});

@@ -247,7 +247,7 @@ class FluidBand final : public FluidExecutor {
     if (v.iterations_done() > p->second.start_units) {
       iter_s_[job] = static_cast<double>(p->second.device_ns) * 1e-9;
       if (v.done() || v.paused() || ctx.ops_in_flight(job, home->gpus.front()) > 0) return;
-      ctx.evict(job, home->gpus.front());  // PAUSE after one iteration (the code's Stage0)
+      ctx.memory().evict(job, home->gpus.front());  // PAUSE after one iteration (the code's Stage0)
       release(job);
       to_pack_.push_back(job);
       advance(ctx);

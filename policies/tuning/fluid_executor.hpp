@@ -3,7 +3,7 @@
 // ("slots"), a re-plan at the end of each instant with lifecycle events, StaticFluid widths for
 // the waiting trials (the TrialGroup) over the idle GPUs (policies/fluid/water_filling.hpp,
 // Algorithm 1), and the placement of that group in fluid order (place_waiting: the idle-GPU
-// rule). A trial of width k >= 2 trains data-parallel (Context::set_replicas) on k whole GPUs,
+// rule). A trial of width k >= 2 trains data-parallel (ReplicaFacet::set_replicas) on k whole GPUs,
 // one slot of each, the first its primary; all its GPUs are taken and released together.
 // Faithfulness notes live with each registered executor.
 //
@@ -84,7 +84,7 @@ class FluidExecutor : public TrialExecutor {
   /// The paper's d "from the Paleo model" (Fluid §4.2) with gpumux's cost model standing in: the
   /// largest k <= d such that one iteration on 1..k GPUs keeps getting faster, an iteration on
   /// k GPUs being the solo compute at ceil(batch / k) samples + the update + the ring
-  /// all-reduce over gpus_[0..k) (Context::estimate_allreduce_ns). Cached per model and batch.
+  /// all-reduce over gpus_[0..k) (ReplicaFacet::estimate_allreduce_ns). Cached per model and batch.
   [[nodiscard]] std::uint32_t d_for(const Context& ctx, JobId job) const;
   /// One iteration of `job` alone on one GPU (gpus_[0]), ns: the cost model's solo time at the
   /// whole batch, whatever the job's current width.

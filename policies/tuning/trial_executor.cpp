@@ -29,7 +29,7 @@ void TrialExecutor::on_iteration_end(Context& ctx, JobId job) {
     return;
   }
   // Paused at its budget: nothing of it is in flight; its checkpoint leaves the GPU.
-  for (const DeviceId gpu : home->gpus) ctx.evict(job, gpu);
+  for (const DeviceId gpu : home->gpus) ctx.memory().evict(job, gpu);
   release(job);
   advance(ctx);
 }

@@ -43,7 +43,7 @@ class TrialExecutor : public Policy {
   explicit TrialExecutor(std::size_t depth) : depth_(depth) {}
 
   /// Where a placed job runs: the GPUs it holds (one, or its replicas' GPUs when it trains
-  /// data-parallel, Context::set_replicas; the storage belongs to the derived executor and
+  /// data-parallel, ReplicaFacet::set_replicas; the storage belongs to the derived executor and
   /// lives as long as the placement) and the compute stream its work is dispatched on (the
   /// primary replica's).
   struct Home {

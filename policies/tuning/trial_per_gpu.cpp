@@ -33,7 +33,7 @@ class TrialPerGpu final : public TrialExecutor {
 
   void on_start(Context& ctx) override {
     for (const DeviceId gpu : ctx.gpus()) {
-      gpus_.push_back(Gpu{gpu, open_streams(ctx, ctx.default_context(gpu), depth()), {}});
+      gpus_.push_back(Gpu{gpu, open_streams(ctx, ctx.streams().default_context(gpu), depth()), {}});
     }
   }
 

@@ -26,24 +26,24 @@ class ServingBatcher final : public Policy {
 
   void on_start(Context& ctx) override {
     gpu_ = ctx.gpus().front();
-    const ContextId c = ctx.default_context(gpu_);
-    compute_ = ctx.create_stream(c, StreamOptions{0, 2});
-    copy_ = ctx.create_stream(c, StreamOptions{0, 2});
+    const ContextId c = ctx.streams().default_context(gpu_);
+    compute_ = ctx.streams().create_stream(c, StreamOptions{0, 2});
+    copy_ = ctx.streams().create_stream(c, StreamOptions{0, 2});
   }
   void on_job_arrival(Context& ctx, JobId job) override {
     job_ = job;
     if (g_plan.at_arrival) g_plan.at_arrival(ctx, job);
-    (void)ctx.load(job, copy_, LayerRange{0, ctx.job(job).model().layer_count()});
+    (void)ctx.memory().load(job, copy_, LayerRange{0, ctx.job(job).model().layer_count()});
   }
   void on_request_arrival(Context& ctx, JobId, RequestId r) override {
     const std::size_t i = raw(r);
     g_seen.deadlines.resize(i + 1);
     g_seen.arrivals.resize(i + 1);
-    g_seen.deadlines[i] = ctx.request_deadline(r);
-    g_seen.arrivals[i] = ctx.request_arrival(r);
+    g_seen.deadlines[i] = ctx.serving().request_deadline(r);
+    g_seen.arrivals[i] = ctx.serving().request_arrival(r);
     if (i < g_plan.drop.size() && g_plan.drop[i]) {
       refused_drop(ctx, RequestId{999'999});  // unknown
-      ctx.drop_request(r, "test: dropped");
+      ctx.serving().drop_request(r, "test: dropped");
       refused_drop(ctx, r);  // dropped already
       return;
     }
@@ -60,12 +60,12 @@ class ServingBatcher final : public Policy {
   }
   void on_request_complete(Context& ctx, JobId, RequestId) override { try_dispatch(ctx); }
   void on_job_finish(Context& ctx, JobId job) override {
-    const ExecTimeWindow& b = ctx.batch_times(job, g_plan.batch);
+    const ExecTimeWindow& b = ctx.serving().batch_times(job, g_plan.batch);
     g_seen.batch_window = b.samples();
     g_seen.batch_window_added = b.total_added();
-    g_seen.request_window = ctx.request_times(job).samples();
+    g_seen.request_window = ctx.serving().request_times(job).samples();
     for (std::uint32_t size : g_plan.sizes) {
-      g_seen.size_windows[size] = ctx.batch_times(job, size).samples();
+      g_seen.size_windows[size] = ctx.serving().batch_times(job, size).samples();
     }
   }
 
@@ -78,7 +78,7 @@ class ServingBatcher final : public Policy {
     const std::uint64_t dropped = v.requests_dropped();
     const std::size_t pending = v.pending_requests().size();
     try {
-      ctx.drop_request(r, "test: must be refused");
+      ctx.serving().drop_request(r, "test: must be refused");
     } catch (const PolicyError&) {
       ++g_seen.refused;
     }

@@ -1,4 +1,4 @@
-// Context::request_count / request_job (D14): a request counts from its arrival,
+// ServingFacet::request_count / request_job (D14): a request counts from its arrival,
 // before its hook, so a policy that batches work by "requests since I last looked" (Salus'
 // candidate sessions) sees every request that arrived at one instant on the first hook.
 #include <catch2/catch.hpp>
@@ -29,9 +29,9 @@ class RequestProbe final : public Policy {
   explicit RequestProbe(const PolicyArgs&) {}
   [[nodiscard]] std::string_view name() const noexcept override { return "test_request_probe"; }
   void on_request_arrival(Context& ctx, JobId job, RequestId r) override {
-    g_seen.push_back({raw(r), job, ctx.request_job(r), ctx.request_count()});
+    g_seen.push_back({raw(r), job, ctx.serving().request_job(r), ctx.serving().request_count()});
     try {
-      (void)ctx.request_job(RequestId{ctx.request_count()});
+      (void)ctx.serving().request_job(RequestId{ctx.serving().request_count()});
     } catch (const PolicyError&) {
       g_unknown_throws = true;
     }

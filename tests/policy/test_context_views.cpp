@@ -41,7 +41,8 @@ class ViewProbe final : public Policy {
   [[nodiscard]] std::string_view name() const noexcept override { return "test_view_probe"; }
   void on_start(Context& ctx) override {
     g_seen.gpus.assign(ctx.gpus().begin(), ctx.gpus().end());
-    copy_ = ctx.create_stream(ctx.default_context(ctx.gpus().front()), StreamOptions{0, 1});
+    copy_ = ctx.streams().create_stream(ctx.streams().default_context(ctx.gpus().front()),
+                                        StreamOptions{0, 1});
   }
   void on_job_arrival(Context& ctx, JobId job) override {
     const DeviceId gpu = ctx.gpus().front();
@@ -66,14 +67,14 @@ class ViewProbe final : public Policy {
     g_seen.absent_after = res.absent_layers();
     g_seen.loading_after = res.loading_layers();
     g_seen.bytes_after = res.bytes();
-    g_seen.held_bytes = ctx.persistent_bytes(r.job);
-    const MemoryStats m = ctx.memory(gpu);
+    g_seen.held_bytes = ctx.memory().persistent_bytes(r.job);
+    const MemoryStats m = ctx.memory().stats(gpu);
     g_seen.in_use_bytes = m.in_use_bytes;  // no activations held: the state only
     // The state sits at offset 0, the rest of the arena is one free block.
     const std::uint64_t rest = m.capacity_bytes - res.bytes();
-    g_seen.fits_now = ctx.fits(r.job, gpu);  // only the activations are missing
-    g_seen.rest_fits = ctx.fits_after(r.job, gpu, rest);
-    g_seen.more_fits = ctx.fits_after(r.job, gpu, rest + 1);
+    g_seen.fits_now = ctx.memory().fits(r.job, gpu);  // only the activations are missing
+    g_seen.rest_fits = ctx.memory().fits_after(r.job, gpu, rest);
+    g_seen.more_fits = ctx.memory().fits_after(r.job, gpu, rest + 1);
     g_seen.ops_after = ctx.ops_in_flight(r.job, gpu);
     ctx.reject(r.job, "probe done");
   }

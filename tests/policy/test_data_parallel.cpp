@@ -1,4 +1,4 @@
-// Data-parallel training in the engine (Context::set_replicas, resize; D47): a test
+// Data-parallel training in the engine (ReplicaFacet::set_replicas, resize; D47): a test
 // policy defined here trains one AlexNet job on w simulated V100s and checks, with numbers
 // computed by hand from the cost model and the profile, that an iteration takes the compute
 // of one GPU at ceil(batch / w) samples plus the ring all-reduce plus the update, that every
@@ -54,12 +54,12 @@ class DataParallel final : public Policy {
 
   void on_start(Context& ctx) override {
     for (const DeviceId g : ctx.gpus()) {
-      compute_.push_back(ctx.create_stream(ctx.default_context(g), {}));
-      copy_.push_back(ctx.create_stream(ctx.default_context(g), {}));
+      compute_.push_back(ctx.streams().create_stream(ctx.streams().default_context(g), {}));
+      copy_.push_back(ctx.streams().create_stream(ctx.streams().default_context(g), {}));
     }
   }
   void on_job_arrival(Context& ctx, JobId job) override {
-    ctx.set_replicas(job, std::span<const StreamId>(compute_).first(g_width));
+    ctx.replicas().set_replicas(job, std::span<const StreamId>(compute_).first(g_width));
     load_all(ctx, job, g_width, {});
     iteration(ctx, job);
   }
@@ -83,12 +83,13 @@ class DataParallel final : public Policy {
  private:
   void load_all(Context& ctx, JobId job, std::uint32_t width, std::vector<OpHandle> after) {
     const LayerRange all{0, ctx.job(job).model().layer_count()};
-    for (std::uint32_t i = 0; i < width; ++i) ctx.load(job, copy_[i], all, {false, false, after});
+    for (std::uint32_t i = 0; i < width; ++i)
+      ctx.memory().load(job, copy_[i], all, {false, false, after});
   }
   void resize(Context& ctx, JobId job) {
     resized_ = true;
     const OpHandle restart =
-        ctx.resize(job, std::span<const StreamId>(compute_).first(g_resize_width));
+        ctx.replicas().resize(job, std::span<const StreamId>(compute_).first(g_resize_width));
     load_all(ctx, job, g_resize_width, {restart});  // the checkpoint reload, after it
   }
   void iteration(Context& ctx, JobId job) {

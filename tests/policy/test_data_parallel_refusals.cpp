@@ -1,4 +1,4 @@
-// What the data-parallel commands refuse (Context::set_replicas, resize and a replicated
+// What the data-parallel commands refuse (ReplicaFacet::set_replicas, resize and a replicated
 // dispatch; policy.hpp, D47): a probe policy issues each invalid command and checks that
 // it throws PolicyError without touching either GPU's memory, then trains the job on both GPUs.
 #include <catch2/catch.hpp>
@@ -28,11 +28,11 @@ std::size_t g_refused = 0;
 template <class F>
 void refused(Context& ctx, const char* what, F&& command) {
   INFO("refused command: " << what);
-  const MemoryStats a = ctx.memory(DeviceId{0});
-  const MemoryStats b = ctx.memory(DeviceId{1});
+  const MemoryStats a = ctx.memory().stats(DeviceId{0});
+  const MemoryStats b = ctx.memory().stats(DeviceId{1});
   CHECK_THROWS_AS(command(), PolicyError);
-  CHECK(ctx.memory(DeviceId{0}).in_use_bytes == a.in_use_bytes);
-  CHECK(ctx.memory(DeviceId{1}).in_use_bytes == b.in_use_bytes);
+  CHECK(ctx.memory().stats(DeviceId{0}).in_use_bytes == a.in_use_bytes);
+  CHECK(ctx.memory().stats(DeviceId{1}).in_use_bytes == b.in_use_bytes);
   ++g_refused;
 }
 
@@ -45,46 +45,48 @@ class DataParallelProbe final : public Policy {
 
   void on_start(Context& ctx) override {
     for (std::uint16_t d = 0; d < 3; ++d) {
-      compute_.push_back(ctx.create_stream(ctx.default_context(DeviceId{d}), {}));
-      copy_.push_back(ctx.create_stream(ctx.default_context(DeviceId{d}), {}));
+      compute_.push_back(
+          ctx.streams().create_stream(ctx.streams().default_context(DeviceId{d}), {}));
+      copy_.push_back(ctx.streams().create_stream(ctx.streams().default_context(DeviceId{d}), {}));
     }
-    second_on_gpu0_ = ctx.create_stream(ctx.default_context(DeviceId{0}), {});
+    second_on_gpu0_ = ctx.streams().create_stream(ctx.streams().default_context(DeviceId{0}), {});
   }
   void on_job_arrival(Context& ctx, JobId job) override {
     const std::vector<StreamId> both{compute_[0], compute_[1]};
     if (ctx.job(job).spec().kind == JobKind::Inference) {
-      refused(ctx, "set_replicas(inference)", [&] { ctx.set_replicas(job, both); });
-      refused(ctx, "resize(inference)", [&] { (void)ctx.resize(job, both); });
+      refused(ctx, "set_replicas(inference)", [&] { ctx.replicas().set_replicas(job, both); });
+      refused(ctx, "resize(inference)", [&] { (void)ctx.replicas().resize(job, both); });
       ctx.reject(job, "probe");
       return;
     }
-    refused(ctx, "set_replicas(no stream)", [&] { ctx.set_replicas(job, {}); });
+    refused(ctx, "set_replicas(no stream)", [&] { ctx.replicas().set_replicas(job, {}); });
     refused(ctx, "set_replicas(one GPU twice)", [&] {
       const std::vector<StreamId> dup{compute_[0], second_on_gpu0_};
-      ctx.set_replicas(job, dup);
+      ctx.replicas().set_replicas(job, dup);
     });
     refused(ctx, "set_replicas(a CPU stream)", [&] {
       const std::vector<StreamId> cpu{compute_[0], compute_[2]};
-      ctx.set_replicas(job, cpu);
+      ctx.replicas().set_replicas(job, cpu);
     });
     refused(ctx, "set_replicas(unknown stream)", [&] {
       const std::vector<StreamId> unknown{compute_[0], StreamId{999}};
-      ctx.set_replicas(job, unknown);
+      ctx.replicas().set_replicas(job, unknown);
     });
-    ctx.set_replicas(job, both);
+    ctx.replicas().set_replicas(job, both);
     CHECK(ctx.job(job).width() == 2);
     CHECK(ctx.job(job).samples_per_gpu() == 4);  // ceil(8 / 2)
     const LayerRange all{0, ctx.job(job).model().layer_count()};
-    ctx.load(job, copy_[0], all);
+    ctx.memory().load(job, copy_[0], all);
     refused(ctx, "dispatch(weights missing on replica GPU 1)",
             [&] { ctx.dispatch(job, compute_[0]); });
-    ctx.load(job, copy_[1], all);
+    ctx.memory().load(job, copy_[1], all);
     refused(ctx, "dispatch(not the primary stream)", [&] { ctx.dispatch(job, compute_[1]); });
     ctx.dispatch(job, compute_[0]);  // forward
-    refused(ctx, "set_replicas(unit in progress)", [&] { ctx.set_replicas(job, both); });
+    refused(ctx, "set_replicas(unit in progress)", [&] { ctx.replicas().set_replicas(job, both); });
     refused(ctx, "preempt(DropQueued on two GPUs)",
             [&] { (void)ctx.preempt(job, PreemptMode::DropQueued); });
-    refused(ctx, "migrate(on two GPUs)", [&] { (void)ctx.migrate(job, DeviceId{2}, copy_[0]); });
+    refused(ctx, "migrate(on two GPUs)",
+            [&] { (void)ctx.memory().migrate(job, DeviceId{2}, copy_[0]); });
     ctx.dispatch(job, compute_[0]);  // backward
     ctx.dispatch(job, compute_[0]);  // all-reduce, update, barrier
   }

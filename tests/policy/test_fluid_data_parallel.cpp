@@ -1,4 +1,4 @@
-// The Fluid executors with data-parallel trials (d > 1, Context::set_replicas / resize; D51).
+// The Fluid executors with data-parallel trials (d > 1, ReplicaFacet::set_replicas / resize; D51).
 //
 // Toy example (the Fluid paper's Fig. 5): 5 GPUs, four trials whose solo budgets are
 // 4, 4, 12 and 30 units, a unit = one epoch of fluid_cifar_alexnet at batch 48 (one iteration)
@@ -13,7 +13,7 @@
 // trial alone on GPU 3 still bounds the makespan below unless the 30 on 3 GPUs exceeds it, i.e.
 // unless its per-GPU iteration exceeds 0.4 x the solo one. The bound asserted, 0.40 <= ratio <=
 // 0.60, allows the 30's data-parallel run up to 18 units (per-GPU speed-up >= 1.67 of 3).
-// Also: Context::estimate_allreduce_ns by hand, d bounding a trial's GPUs, a dynamic_fluid
+// Also: ReplicaFacet::estimate_allreduce_ns by hand, d bounding a trial's GPUs, a dynamic_fluid
 // resize across GPUs paid once. fluid_band with Stage 1 giving a trial 3 GPUs: test_fluid_band.cpp.
 #include <catch2/catch.hpp>
 
@@ -78,7 +78,8 @@ std::map<std::uint32_t, std::set<std::uint16_t>> devices_of(const ExperimentResu
   return out;
 }
 
-// Probes Context::estimate_allreduce_ns at a job's arrival (on 1, 2 and 4 GPUs), then rejects it.
+// Probes ReplicaFacet::estimate_allreduce_ns at a job's arrival (on 1, 2 and 4 GPUs), then rejects
+// it.
 std::vector<DurationNs> g_probe;  // test thread only
 class AllReduceProbe final : public Policy {
  public:
@@ -87,7 +88,7 @@ class AllReduceProbe final : public Policy {
   void on_job_arrival(Context& ctx, JobId job) override {
     const std::span<const DeviceId> gpus = ctx.gpus();
     for (const std::size_t k : {1, 2, 4})
-      g_probe.push_back(ctx.estimate_allreduce_ns(job, gpus.first(k)));
+      g_probe.push_back(ctx.replicas().estimate_allreduce_ns(job, gpus.first(k)));
     ctx.reject(job, "probe");
   }
 };

@@ -39,9 +39,9 @@ template <class F>
 void refused(Context& ctx, const char* what, F&& command) {
   if (!g_probe) return;
   INFO("invalid command: " << what);
-  const MemoryStats before = ctx.memory(kGpu);
+  const MemoryStats before = ctx.memory().stats(kGpu);
   CHECK_THROWS_AS(command(), PolicyError);
-  CHECK(same_memory(before, ctx.memory(kGpu)));
+  CHECK(same_memory(before, ctx.memory().stats(kGpu)));
   ++g_refused;
 }
 
@@ -51,9 +51,9 @@ template <class F>
 void no_op(Context& ctx, const char* what, F&& command) {
   if (!g_probe) return;
   INFO("no-op command: " << what);
-  const MemoryStats before = ctx.memory(kGpu);
+  const MemoryStats before = ctx.memory().stats(kGpu);
   CHECK_NOTHROW(command());
-  CHECK(same_memory(before, ctx.memory(kGpu)));
+  CHECK(same_memory(before, ctx.memory().stats(kGpu)));
   ++g_no_ops;
 }
 
@@ -69,13 +69,17 @@ class InvalidCommands final : public Policy {
     refused(ctx, "device(unknown)", [&] { (void)ctx.device(kUnknownDevice); });
     refused(ctx, "cost(unknown)", [&] { (void)ctx.cost(kUnknownDevice); });
     refused(ctx, "job(unknown)", [&] { (void)ctx.job(kUnknownJob); });
-    refused(ctx, "memory(unknown)", [&] { (void)ctx.memory(kUnknownDevice); });
-    refused(ctx, "queued(unknown stream)", [&] { (void)ctx.queued(kUnknownStream); });
-    refused(ctx, "in_flight(unknown stream)", [&] { (void)ctx.in_flight(kUnknownStream); });
-    refused(ctx, "device_of(unknown stream)", [&] { (void)ctx.device_of(kUnknownStream); });
-    refused(ctx, "default_context(unknown)", [&] { (void)ctx.default_context(kUnknownDevice); });
-    refused(ctx, "request_arrival(unknown)", [&] { (void)ctx.request_arrival(RequestId{99}); });
-    refused(ctx, "request_job(unknown)", [&] { (void)ctx.request_job(RequestId{99}); });
+    refused(ctx, "memory(unknown)", [&] { (void)ctx.memory().stats(kUnknownDevice); });
+    refused(ctx, "queued(unknown stream)", [&] { (void)ctx.streams().queued(kUnknownStream); });
+    refused(ctx, "in_flight(unknown stream)",
+            [&] { (void)ctx.streams().in_flight(kUnknownStream); });
+    refused(ctx, "device_of(unknown stream)",
+            [&] { (void)ctx.streams().device_of(kUnknownStream); });
+    refused(ctx, "default_context(unknown)",
+            [&] { (void)ctx.streams().default_context(kUnknownDevice); });
+    refused(ctx, "request_arrival(unknown)",
+            [&] { (void)ctx.serving().request_arrival(RequestId{99}); });
+    refused(ctx, "request_job(unknown)", [&] { (void)ctx.serving().request_job(RequestId{99}); });
     refused(ctx, "estimate_next_ns(unknown job)",
             [&] { (void)ctx.estimate_next_ns(kUnknownJob, kGpu); });
     refused(ctx, "estimate_next_ns(unknown device)",
@@ -84,24 +88,29 @@ class InvalidCommands final : public Policy {
             [&] { (void)ctx.estimate_unit_ns(kUnknownJob, kGpu); });
     refused(ctx, "estimate_unit_ns(unknown device)",
             [&] { (void)ctx.estimate_unit_ns(kTrain, kUnknownDevice); });
-    refused(ctx, "load_bytes(unknown job)", [&] { (void)ctx.load_bytes(kUnknownJob, {0, 1}); });
-    refused(ctx, "ephemeral_bytes(unknown job)", [&] { (void)ctx.ephemeral_bytes(kUnknownJob); });
-    refused(ctx, "persistent_bytes(unknown job)", [&] { (void)ctx.persistent_bytes(kUnknownJob); });
+    refused(ctx, "load_bytes(unknown job)", [&] {
+      (void)ctx.memory().load_bytes(kUnknownJob, {0, 1});
+    });
+    refused(ctx, "ephemeral_bytes(unknown job)",
+            [&] { (void)ctx.memory().ephemeral_bytes(kUnknownJob); });
+    refused(ctx, "persistent_bytes(unknown job)",
+            [&] { (void)ctx.memory().persistent_bytes(kUnknownJob); });
     refused(ctx, "ops_in_flight(unknown job)", [&] { (void)ctx.ops_in_flight(kUnknownJob, kGpu); });
     refused(ctx, "ops_in_flight(unknown device)",
             [&] { (void)ctx.ops_in_flight(kTrain, kUnknownDevice); });
 
     // Contexts, streams and timers.
     refused(ctx, "create_context(unknown device)",
-            [&] { ctx.create_context(kUnknownDevice, {}, ContextStart::Warm); });
+            [&] { ctx.streams().create_context(kUnknownDevice, {}, ContextStart::Warm); });
     refused(ctx, "create_context(build, not a cold process)",
-            [&] { ctx.create_context(kGpu, {}, ContextStart::NewContext, kTrain); });
-    refused(ctx, "create_context(build unknown job)",
-            [&] { ctx.create_context(kGpu, {}, ContextStart::ColdProcess, kUnknownJob); });
+            [&] { ctx.streams().create_context(kGpu, {}, ContextStart::NewContext, kTrain); });
+    refused(ctx, "create_context(build unknown job)", [&] {
+      ctx.streams().create_context(kGpu, {}, ContextStart::ColdProcess, kUnknownJob);
+    });
     refused(ctx, "create_stream(unknown context)",
-            [&] { ctx.create_stream(ContextId{99}, StreamOptions{}); });
+            [&] { ctx.streams().create_stream(ContextId{99}, StreamOptions{}); });
     refused(ctx, "create_stream(max_in_flight 0)", [&] {
-      ctx.create_stream(ctx.default_context(kGpu), StreamOptions{0, 0});
+      ctx.streams().create_stream(ctx.streams().default_context(kGpu), StreamOptions{0, 0});
     });
     refused(ctx, "set_timer(negative delay)", [&] { ctx.set_timer(-1, 0); });
     refused(ctx, "cancel_timer(unknown)", [&] { ctx.cancel_timer(TimerId{99}); });
@@ -117,22 +126,22 @@ class InvalidCommands final : public Policy {
     // Every job command on a job that has not arrived.
     for (JobId j : {kTrain, kSvc}) {
       refused(ctx, "dispatch(not arrived)", [&] { ctx.dispatch(j, kUnknownStream); });
-      refused(ctx, "load(not arrived)", [&] { ctx.load(j, kUnknownStream, {0, 1}); });
-      refused(ctx, "evict(not arrived)", [&] { ctx.evict(j, kGpu); });
-      refused(ctx, "migrate(not arrived)", [&] { ctx.migrate(j, kCpu, kUnknownStream); });
+      refused(ctx, "load(not arrived)", [&] { ctx.memory().load(j, kUnknownStream, {0, 1}); });
+      refused(ctx, "evict(not arrived)", [&] { ctx.memory().evict(j, kGpu); });
+      refused(ctx, "migrate(not arrived)", [&] { ctx.memory().migrate(j, kCpu, kUnknownStream); });
       refused(ctx, "preempt(not arrived)", [&] { ctx.preempt(j, PreemptMode::DropQueued); });
       refused(ctx, "delay(not arrived)", [&] { ctx.delay(j, kUnknownStream, 1); });
       refused(ctx, "reject(not arrived)", [&] { ctx.reject(j, "test"); });
     }
 
     // The valid commands after the refused ones.
-    const ContextId gpu_ctx = ctx.default_context(kGpu);
-    compute_ = ctx.create_stream(gpu_ctx, StreamOptions{0, 2});
-    copy_ = ctx.create_stream(gpu_ctx, StreamOptions{0, 2});
-    host_ = ctx.create_stream(gpu_ctx, StreamOptions{0, 8});
-    cpu_ = ctx.create_stream(ctx.default_context(kCpu), StreamOptions{0, 2});
-    const ContextId svc_ctx = ctx.create_context(kGpu, {}, ContextStart::NewContext);
-    svc_stream_ = ctx.create_stream(svc_ctx, StreamOptions{0, 2});
+    const ContextId gpu_ctx = ctx.streams().default_context(kGpu);
+    compute_ = ctx.streams().create_stream(gpu_ctx, StreamOptions{0, 2});
+    copy_ = ctx.streams().create_stream(gpu_ctx, StreamOptions{0, 2});
+    host_ = ctx.streams().create_stream(gpu_ctx, StreamOptions{0, 8});
+    cpu_ = ctx.streams().create_stream(ctx.streams().default_context(kCpu), StreamOptions{0, 2});
+    const ContextId svc_ctx = ctx.streams().create_context(kGpu, {}, ContextStart::NewContext);
+    svc_stream_ = ctx.streams().create_stream(svc_ctx, StreamOptions{0, 2});
     const TimerId cancelled = ctx.set_timer(ms_to_ns(1), 1);
     ctx.cancel_timer(cancelled);
     ctx.cancel_timer(cancelled);  // cancelling twice is allowed
@@ -142,31 +151,39 @@ class InvalidCommands final : public Policy {
   void on_job_arrival(Context& ctx, JobId job) override {
     const std::uint32_t n = ctx.job(job).model().layer_count();
     if (job == kSvc) {
-      no_op(ctx, "evict(nothing held on the device)", [&] { ctx.evict(kSvc, kGpu); });
-      refused(ctx, "evict(on a CPU)", [&] { ctx.evict(kSvc, kCpu); });
+      no_op(ctx, "evict(nothing held on the device)", [&] { ctx.memory().evict(kSvc, kGpu); });
+      refused(ctx, "evict(on a CPU)", [&] { ctx.memory().evict(kSvc, kCpu); });
       refused(ctx, "load(waits for an op never issued)", [&] {
         LoadOptions o;
         o.after.push_back(kNeverIssued);
-        ctx.load(kSvc, copy_, {0, n}, o);
+        ctx.memory().load(kSvc, copy_, {0, n}, o);
       });
-      (void)ctx.load(kSvc, copy_, {0, n});
+      (void)ctx.memory().load(kSvc, copy_, {0, n});
       refused(ctx, "dispatch(no pending request)", [&] { ctx.dispatch(kSvc, svc_stream_); });
       return;
     }
     refused(ctx, "dispatch(unknown job)", [&] { ctx.dispatch(kUnknownJob, compute_); });
     refused(ctx, "dispatch(unknown stream)", [&] { ctx.dispatch(kTrain, kUnknownStream); });
     refused(ctx, "dispatch(weights not on the device)", [&] { ctx.dispatch(kTrain, compute_); });
-    refused(ctx, "load(range past the last layer)", [&] { ctx.load(kTrain, copy_, {0, n + 1}); });
-    refused(ctx, "load(empty range)", [&] { ctx.load(kTrain, copy_, {2, 2}); });
-    refused(ctx, "load(inverted range)", [&] { ctx.load(kTrain, copy_, {3, 1}); });
-    refused(ctx, "load(on a CPU stream)", [&] { ctx.load(kTrain, cpu_, {0, n}); });
-    refused(ctx, "load(unknown stream)", [&] { ctx.load(kTrain, kUnknownStream, {0, n}); });
-    refused(ctx, "evict(unknown job)", [&] { ctx.evict(kUnknownJob, kGpu); });
-    refused(ctx, "evict(unknown device)", [&] { ctx.evict(kTrain, kUnknownDevice); });
-    refused(ctx, "migrate(unknown device)", [&] { ctx.migrate(kTrain, kUnknownDevice, copy_); });
-    refused(ctx, "migrate(unknown stream)", [&] { ctx.migrate(kTrain, kCpu, kUnknownStream); });
-    refused(ctx, "migrate(to the device it is on)", [&] { ctx.migrate(kTrain, kGpu, copy_); });
-    refused(ctx, "migrate(no state on its device)", [&] { ctx.migrate(kTrain, kCpu, copy_); });
+    refused(ctx, "load(range past the last layer)", [&] {
+      ctx.memory().load(kTrain, copy_, {0, n + 1});
+    });
+    refused(ctx, "load(empty range)", [&] { ctx.memory().load(kTrain, copy_, {2, 2}); });
+    refused(ctx, "load(inverted range)", [&] { ctx.memory().load(kTrain, copy_, {3, 1}); });
+    refused(ctx, "load(on a CPU stream)", [&] { ctx.memory().load(kTrain, cpu_, {0, n}); });
+    refused(ctx, "load(unknown stream)", [&] {
+      ctx.memory().load(kTrain, kUnknownStream, {0, n});
+    });
+    refused(ctx, "evict(unknown job)", [&] { ctx.memory().evict(kUnknownJob, kGpu); });
+    refused(ctx, "evict(unknown device)", [&] { ctx.memory().evict(kTrain, kUnknownDevice); });
+    refused(ctx, "migrate(unknown device)",
+            [&] { ctx.memory().migrate(kTrain, kUnknownDevice, copy_); });
+    refused(ctx, "migrate(unknown stream)",
+            [&] { ctx.memory().migrate(kTrain, kCpu, kUnknownStream); });
+    refused(ctx, "migrate(to the device it is on)",
+            [&] { ctx.memory().migrate(kTrain, kGpu, copy_); });
+    refused(ctx, "migrate(no state on its device)",
+            [&] { ctx.memory().migrate(kTrain, kCpu, copy_); });
     refused(ctx, "preempt(unknown job)", [&] { ctx.preempt(kUnknownJob, PreemptMode::Kill); });
     refused(ctx, "reject(unknown job)", [&] { ctx.reject(kUnknownJob, "test"); });
     refused(ctx, "delay(unknown job)", [&] { ctx.delay(kUnknownJob, host_, 1); });
@@ -180,13 +197,13 @@ class InvalidCommands final : public Policy {
     refused(ctx, "load(more dependencies than an op may have)", [&] {
       LoadOptions o;
       o.after = delays;
-      ctx.load(kTrain, copy_, {0, n}, o);
+      ctx.memory().load(kTrain, copy_, {0, n}, o);
     });
-    (void)ctx.load(kTrain, copy_, {0, n});
-    refused(ctx, "load(layer already loading)", [&] { ctx.load(kTrain, copy_, {0, 1}); });
-    refused(ctx, "evict(ops in flight)", [&] { ctx.evict(kTrain, kGpu); });
+    (void)ctx.memory().load(kTrain, copy_, {0, n});
+    refused(ctx, "load(layer already loading)", [&] { ctx.memory().load(kTrain, copy_, {0, 1}); });
+    refused(ctx, "evict(ops in flight)", [&] { ctx.memory().evict(kTrain, kGpu); });
     refused(ctx, "migrate(copy stream on the wrong device)",
-            [&] { ctx.migrate(kTrain, kCpu, cpu_); });
+            [&] { ctx.memory().migrate(kTrain, kCpu, cpu_); });
 
     // Refused before the job's first dispatch, whose activations are not allocated yet: a
     // refused dispatch must not allocate them.
@@ -223,9 +240,9 @@ class InvalidCommands final : public Policy {
   void on_job_finish(Context& ctx, JobId job) override {
     if (job != kTrain) return;
     refused(ctx, "dispatch(finished)", [&] { ctx.dispatch(kTrain, compute_); });
-    refused(ctx, "load(finished)", [&] { ctx.load(kTrain, copy_, {0, 1}); });
-    refused(ctx, "evict(finished)", [&] { ctx.evict(kTrain, kGpu); });
-    refused(ctx, "migrate(finished)", [&] { ctx.migrate(kTrain, kCpu, copy_); });
+    refused(ctx, "load(finished)", [&] { ctx.memory().load(kTrain, copy_, {0, 1}); });
+    refused(ctx, "evict(finished)", [&] { ctx.memory().evict(kTrain, kGpu); });
+    refused(ctx, "migrate(finished)", [&] { ctx.memory().migrate(kTrain, kCpu, copy_); });
     refused(ctx, "preempt(finished)", [&] { ctx.preempt(kTrain, PreemptMode::Discard); });
     refused(ctx, "reject(finished)", [&] { ctx.reject(kTrain, "test"); });
     refused(ctx, "delay(finished)", [&] { ctx.delay(kTrain, host_, 1); });

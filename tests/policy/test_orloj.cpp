@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kDevice = "v100-pcie3x16";
 
 /// The cost model's solo time of a full resnet50 forward pass at `batch` on the V100 profile:
-/// what Context::estimate_batch_ns answers for a batch of `batch` one-sample requests.
+/// what ServingFacet::estimate_batch_ns answers for a batch of `batch` one-sample requests.
 DurationNs solo_ns(std::uint32_t batch) {
   const auto root = test::source_dir();
   const DeviceProfile p = find_device_profile(root / "traces" / "devices", kDevice);

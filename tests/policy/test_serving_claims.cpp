@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kDevice = "v100-pcie3x16";
 
 /// The cost model's solo time (ms) of a full forward pass of `model` at `batch` on the V100
-/// profile (Context::estimate_batch_ns for one-sample requests).
+/// profile (ServingFacet::estimate_batch_ns for one-sample requests).
 double solo_ms(const std::string& model, std::uint32_t batch) {
   const auto root = test::source_dir();
   const DeviceProfile p = find_device_profile(root / "traces" / "devices", kDevice);

@@ -74,7 +74,7 @@ TEST_CASE("A batch of n requests is one op at n x the service's batch", "[servin
     const std::uint32_t n = ctx.job(job).model().layer_count();
     cost_of(ctx, job, {0, n}, 12);
     cost_of(ctx, job, {0, n}, 4);
-    estimate = ctx.estimate_batch_ns(job, ctx.gpus().front(), 3);
+    estimate = ctx.serving().estimate_batch_ns(job, ctx.gpus().front(), 3);
   };
   const auto result = run_batcher(serving_service("resnet50", 4, groups(5, 3)));
   const std::uint32_t n = zoo_model("resnet50").layer_count();

@@ -50,7 +50,8 @@ std::vector<JobState> make_states(const std::vector<JobSpec>& specs, const Model
 
 EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> jobs,
                        const ModelSource& models, EngineOptions options)
-    : platform_(platform),
+    : Context(*this, *this, *this, *this),
+      platform_(platform),
       runtime_(platform.runtime()),
       policy_(policy),
       models_(models),

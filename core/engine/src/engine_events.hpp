@@ -134,7 +134,7 @@ class EngineEvents {
                                                             : "drop_queued");
     emit(e);
   }
-  /// A resize (Context::resize): widths before and after (as "widths": [from, to]), the
+  /// A resize (ReplicaFacet::resize): widths before and after (as "widths": [from, to]), the
   /// iterations rolled back, the stop + restart the job waits for.
   void job_resize(JobId job, DeviceId primary, std::uint32_t from, std::uint32_t to,
                   std::uint64_t rollback_iterations, DurationNs downtime_ns) {

@@ -44,7 +44,13 @@
 
 namespace gpumux {
 
-class EngineImpl final : public DeviceObserver, public Context {
+// The facets are bases before Context, so they exist when Context is given them.
+class EngineImpl final : public MemoryFacet,
+                         public ServingFacet,
+                         public ReplicaFacet,
+                         public StreamFacet,
+                         public DeviceObserver,
+                         public Context {
  public:
   EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> jobs,
              const ModelSource& models, EngineOptions options);
@@ -90,7 +96,7 @@ class EngineImpl final : public DeviceObserver, public Context {
     check_device(device, "ops_in_flight");
     return JobView(states_[index_of(id)]).ops_in_flight(device);
   }
-  [[nodiscard]] MemoryStats memory(DeviceId id) const override {
+  [[nodiscard]] MemoryStats stats(DeviceId id) const override {
     check_device(id, "memory");
     return placement_.stats(id);
   }

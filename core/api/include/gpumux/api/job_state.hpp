@@ -112,7 +112,7 @@ struct JobState {
   /// Residency by device index (CPU devices: always resident).
   std::vector<DeviceResidency> residency;
 
-  // data parallelism (Context::set_replicas, resize)
+  // data parallelism (ReplicaFacet::set_replicas, resize)
   /// The compute streams of a job trained on several GPUs, on distinct GPUs, the first the
   /// primary (dispatch's stream); empty for a job on one GPU (the dispatch's stream, as ever).
   std::vector<StreamId> replica_streams;

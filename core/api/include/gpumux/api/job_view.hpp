@@ -60,7 +60,7 @@ class JobView {
   [[nodiscard]] TimeNs finish_ns() const noexcept { return s_->finish_ns; }
   /// The device its compute is placed on (set by dispatch, load and migrate).
   [[nodiscard]] DeviceId device() const noexcept { return s_->device; }
-  /// GPUs the job trains on at once (Context::set_replicas): 1 unless data-parallel.
+  /// GPUs the job trains on at once (ReplicaFacet::set_replicas): 1 unless data-parallel.
   [[nodiscard]] std::uint32_t width() const noexcept { return s_->width(); }
   /// The replicas' GPUs and compute streams, the primary first; empty on one GPU. Valid until
   /// the job's next set_replicas or resize.
@@ -79,7 +79,7 @@ class JobView {
   [[nodiscard]] std::uint64_t units_done() const noexcept { return s_->units_done(); }
   /// Work units (iterations or requests) in the whole job.
   [[nodiscard]] std::uint64_t total_units() const noexcept { return s_->total_units(); }
-  /// Requests dropped by the policy (Context::drop_request).
+  /// Requests dropped by the policy (ServingFacet::drop_request).
   [[nodiscard]] std::uint64_t requests_dropped() const noexcept { return s_->requests_dropped; }
   /// Requests arrived and not yet dispatched: the last requests_waiting() entries of
   /// pending_requests(), oldest first (dispatch serves them from the front; D38).
