@@ -4,17 +4,11 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+#include "gpumux/api/seed.hpp"
 
 namespace gpumux {
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) noexcept {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // Two random 16-bit halves -> two bf16 values of magnitude in [2^-9, 2^-5).
 std::uint32_t dual(std::uint32_t r) noexcept {

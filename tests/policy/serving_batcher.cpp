@@ -5,6 +5,7 @@
 
 #include "gpumux/api/errors.hpp"
 #include "gpumux/api/event_fields.hpp"
+#include "gpumux/api/seed.hpp"
 #include "gpumux/io/config.hpp"
 #include "gpumux/io/policy_registry.hpp"
 #include "gpumux/io/request_variability_config.hpp"
@@ -147,10 +148,7 @@ std::vector<std::uint32_t> drawn_work(const nlohmann::json& dynamic, const Model
                                       std::uint64_t seed, std::size_t job, std::size_t count) {
   auto v = parse_request_variability(dynamic, "test", "dynamic", source_dir());
   v->resolve(model);
-  std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (job + 1));
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  std::mt19937_64 rng(x ^ (x >> 31));
+  std::mt19937_64 rng(gpumux::derive_seed(seed, gpumux::SeedStream::RequestVariability, job));
   std::vector<std::uint32_t> out;
   for (std::size_t i = 0; i < count; ++i) out.push_back(v->draw(rng));
   return out;

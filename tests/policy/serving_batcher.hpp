@@ -69,7 +69,8 @@ struct LoggedOp {
 [[nodiscard]] std::map<std::uint64_t, TimeNs> request_ends(const ExperimentResult& r);
 
 /// The work the engine draws for job `job`'s requests, in arrival order: the same generator
-/// (request_sources.cpp: mt19937_64 seeded from (seed, job index) by splitmix64) and the same
+/// (request_sources.cpp: mt19937_64 seeded by the job's member of the RequestVariability
+/// stream, gpumux/api/seed.hpp) and the same
 /// distribution, resolved against `model`.
 [[nodiscard]] std::vector<std::uint32_t> drawn_work(const nlohmann::json& dynamic,
                                                     const Model& model, std::uint64_t seed,

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "engine_impl.hpp"
+#include "gpumux/api/seed.hpp"
 
 namespace gpumux {
 
@@ -67,7 +68,7 @@ EngineImpl::EngineImpl(Platform& platform, Policy& policy, std::vector<JobSpec> 
           runtime_, states_, events_, hooks_, sources_, options.seed,
           [this](JobState& s) { stop_trial(s); }, [this](JobState& s) { abort_job_ops(s); }),
       serving_(specs_.size(), kExecTimeWindow),
-      rng_(options.seed) {
+      rng_(derive_seed(options.seed, SeedStream::Policy, 0)) {
   costs_.reserve(devices_.size());
   for (Device* d : devices_) {
     costs_.emplace_back(d->profile(), options_.cost);

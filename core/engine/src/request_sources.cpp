@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "gpumux/api/seed.hpp"
 #include "gpumux/model/request_variability.hpp"
 
 namespace gpumux {
@@ -10,15 +11,13 @@ namespace gpumux {
 RequestSources::RequestSources(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events,
                                HookQueue& hooks, std::uint64_t seed)
     : runtime_(runtime), jobs_(jobs), events_(events), hooks_(hooks) {
-  // One generator per dynamic service, seeded from (seed, job index) by splitmix64: a
-  // request's work depends on neither the policy nor the other services.
+  // One generator per dynamic service, its own member of the RequestVariability stream
+  // (seed.hpp): a request's work depends on neither the policy nor the other services.
   work_rngs_.resize(jobs_.size());
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     if (!jobs_[j].spec->dynamic) continue;
-    std::uint64_t x = seed ^ (0x9e3779b97f4a7c15ULL * (j + 1));
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    work_rngs_[j] = std::make_unique<std::mt19937_64>(x ^ (x >> 31));
+    work_rngs_[j] =
+        std::make_unique<std::mt19937_64>(derive_seed(seed, SeedStream::RequestVariability, j));
   }
   // Every job arrival and open-loop request arrival, merged in (time, kind, order) order.
   std::uint64_t seq = 0;

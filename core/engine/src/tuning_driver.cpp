@@ -6,15 +6,9 @@
 #include <utility>
 
 #include "gpumux/api/errors.hpp"
+#include "gpumux/api/seed.hpp"
 
 namespace gpumux {
-
-std::uint64_t tuning_seed(std::uint64_t run_seed, std::size_t index) noexcept {
-  std::uint64_t x = run_seed ^ (0x9e3779b97f4a7c15ULL * (index + 1));
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 TuningDriver::TuningDriver(Runtime& runtime, std::span<JobState> jobs, EngineEvents& events,
                            HookQueue& hooks, RequestSources& sources, std::uint64_t seed,
@@ -58,9 +52,8 @@ void TuningDriver::start() {
 
 void TuningDriver::begin(Tuning& t) {
   const TuningSpec& spec = *t.spec;
-  // One stream per tuning job; the curves' seed is drawn from it after the tuner's, so the
-  // tuner's draws are those of tuning_seed(seed, index) itself.
-  const std::uint64_t seed = tuning_seed(seed_, spec.index);
+  // The tuner and the learning curves each draw from their own stream (seed.hpp), member
+  // spec.index: adding a tuning job leaves the earlier ones' draws unchanged.
   TunerArgs args;
   args.params = spec.params;
   args.file = spec.file;
@@ -68,9 +61,10 @@ void TuningDriver::begin(Tuning& t) {
   args.space = spec.space;
   args.mode = spec.mode;
   args.target = spec.target;
-  args.rng = std::mt19937_64(seed);
+  args.rng = std::mt19937_64(derive_seed(seed_, SeedStream::Tuner, spec.index));
   t.tuner = TunerRegistry::instance().create(spec.tuner, args);
-  t.curve = std::make_unique<LearningCurve>(spec.space, tuning_seed(seed, 0), spec.curve);
+  t.curve = std::make_unique<LearningCurve>(
+      spec.space, derive_seed(seed_, SeedStream::LearningCurve, spec.index), spec.curve);
   for (const TrialGroup& g : t.tuner->start()) run_group(t, g);
   if (t.tuner->done()) end(t);
 }

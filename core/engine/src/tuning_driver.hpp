@@ -1,8 +1,8 @@
 // The TuningDriver runs tuning jobs (workload.tuning, gpumux/engine/tuning_spec.hpp) inside the
 // engine: one Tuner per tuning job (TunerRegistry; its rng and learning curves seeded by
-// tuning_seed(run seed, tuning index)), started at the tuning's arrival. It maps the tuner's
-// TrialWork to the tuning's trial slots (TrialId -> JobId, in order of first hand-over) and
-// activates a slot: the job arrives now with an iterations target of budget_epochs x
+// the Tuner and LearningCurve seed streams, gpumux/api/seed.hpp), started at the tuning's arrival.
+// It maps the tuner's TrialWork to the tuning's trial slots (TrialId -> JobId, in order of first
+// hand-over) and activates a slot: the job arrives now with an iterations target of budget_epochs x
 // iterations per epoch, from start_epoch x iterations per epoch done (a PBT copy restored
 // from another trial's checkpoint: the same). After each iteration that completes an epoch of
 // a trial, the metric comes from the trial's LearningCurve; a TrialEpoch event records it

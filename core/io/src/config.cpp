@@ -14,6 +14,7 @@
 #include "cluster_config.hpp"
 #include "gpumux/api/errors.hpp"
 #include "gpumux/api/ids.hpp"
+#include "gpumux/api/seed.hpp"
 #include "gpumux/io/device_profile_files.hpp"
 #include "gpumux/io/input_file.hpp"
 #include "gpumux/io/input_path.hpp"
@@ -55,14 +56,6 @@ bool parse_index(const std::string& s, std::size_t& out) {
   const char* e = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(s.data(), e, out);
   return ec == std::errc() && ptr == e;
-}
-
-// splitmix64 finaliser: decorrelates nearby (seed, index) pairs before seeding mt19937_64.
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
 }
 
 // Where a job came from, for messages after the jobs have been merged and sorted.
@@ -134,7 +127,7 @@ JobSpec parse_service(const nlohmann::json& svc, const std::string& file, const 
   }
   // One generator per service, seeded from (seed, index): adding a service later in the list
   // leaves the arrivals of the earlier ones unchanged.
-  std::mt19937_64 rng(mix64(mix64(seed) ^ (index + 1)));
+  std::mt19937_64 rng(derive_seed(seed, SeedStream::Arrivals, index));
   job.requests_ns = gen->generate(rng, job.arrival_ns);
   if (job.requests_ns.empty()) a.fail("", "the generator produced no requests");
   if (job.requests_ns.front() < job.arrival_ns) {

@@ -94,7 +94,6 @@ ExperimentResult run_experiment(const ExperimentConfig& config,
   check_registered_names(config);
   ModelCatalog models(repo_root / "traces" / "models");
   PlatformSetup setup;
-  setup.seed = config.seed;
   setup.models = &models;
   setup.params = config.platform_params;
   setup.config_file = config.file;

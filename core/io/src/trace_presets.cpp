@@ -5,6 +5,7 @@
 #include <random>
 
 #include "gpumux/api/errors.hpp"
+#include "gpumux/api/seed.hpp"
 #include "gpumux/io/input_file.hpp"
 #include "gpumux/io/trace_import.hpp"
 #include "trace_rows.hpp"
@@ -19,13 +20,6 @@ constexpr unsigned kMinutesPerDay = 1440;
 // At most this many invocations are expanded: "about a hundred million arrival times" is what
 // the arrival CSV reader's 1 GiB holds with arrival_s alone (input_file.hpp, kMaxTraceBytes).
 constexpr std::uint64_t kMaxInvocations = 100'000'000;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // The minute (1..1440) a column stands for, or 0.
 unsigned minute_of(const std::string& column) {

@@ -1,20 +1,10 @@
 #include "gpumux/model/op_cost_memo.hpp"
+#include "gpumux/api/seed.hpp"
 #include "gpumux/model/model.hpp"
 
 namespace gpumux {
 
-namespace {
-
-std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 OpCostMemo::Key OpCostMemo::make_key(What what, const Model& model, LayerRange range,
                                      std::uint32_t batch, std::uint32_t detail) noexcept {
@@ -29,7 +19,7 @@ std::uint64_t OpCostMemo::hash_of(const Key& key) noexcept {
       reinterpret_cast<std::uintptr_t>(key.model) ^ (static_cast<std::uint64_t>(key.first) << 40) ^
       (static_cast<std::uint64_t>(key.last) << 20) ^ (static_cast<std::uint64_t>(key.batch) << 52) ^
       (static_cast<std::uint64_t>(key.tag) << 8);
-  return mix(x);
+  return mix64(x);
 }
 
 std::int64_t OpCostMemo::find(const Key& key, std::uint64_t hash) const noexcept {

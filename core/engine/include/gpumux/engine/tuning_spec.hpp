@@ -58,8 +58,4 @@ struct TrialSlot {
   std::uint32_t slot = 0;
 };
 
-/// The seed of tuning job `index`'s tuner (mt19937_64) and learning curves: splitmix64 of
-/// (run seed, index), so adding a tuning job leaves the earlier ones' draws unchanged.
-[[nodiscard]] std::uint64_t tuning_seed(std::uint64_t run_seed, std::size_t index) noexcept;
-
 }  // namespace gpumux

@@ -1,5 +1,5 @@
 // Where platforms register (name -> factory) and what a factory is given: the devices'
-// profiles, the run's seed, models and precision, and the config's platform.params.
+// profiles, the models and precision, and the config's platform.params.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,6 @@ struct ModelUse {
 
 struct PlatformSetup {
   std::vector<DeviceProfile> profiles;  ///< one per device, DeviceId = index
-  std::uint64_t seed = 0;
   const ModelCatalog* models = nullptr;  ///< for backends that stage real weights
   /// The models the workload's jobs name (sorted, unique): what a real backend stages first.
   std::vector<std::string> workload_models;
