@@ -1,18 +1,24 @@
-// Policy conformance, parameterised over platforms: every registered policy runs on "sim"
-// (every standard small trace, plus the short workload) and on "emulated" (the short
-// workload, in wall-clock time with real worker threads), and the same checks hold on both:
-// the invariants, every submitted op ended exactly once, every job finished or was rejected.
-// Nothing is downgraded to a warning: a PolicyError, a stall or a horizon hit fails the test.
-// Only sim is deterministic, so only sim also checks that two runs give identical events.
-// A new policy is picked up from the registry with no new test code.
+// Policy conformance over the registered platforms: every registered policy runs on every
+// registered platform that can run in this test program (sim and emulated everywhere; cuda
+// where a GPU or the CUDA test double answers: tests/fakecuda compiles this file too), and the
+// same checks hold on each: the invariants, every submitted op ended exactly once, every job
+// finished or was rejected. Nothing is downgraded to a warning: a PolicyError, a stall or a
+// horizon hit fails the test. Only sim is deterministic, so only sim also checks that two runs
+// give identical events, and only sim runs every standard small trace (the others run the short
+// workload, in wall-clock time). A new policy is picked up from the registry with no new test
+// code; a new platform fails here until it says how it is tested (conformance_case).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "gpumux/api/errors.hpp"
 #include "gpumux/api/policy.hpp"
 #include "gpumux/io/device_profile_files.hpp"
+#include "gpumux/io/model_files.hpp"
+#include "gpumux/io/platform_registry.hpp"
 #include "gpumux/io/policy_registry.hpp"
 #include "gpumux/model/device_profile.hpp"
 #include "test_support.hpp"
@@ -51,25 +57,44 @@ nlohmann::json short_workload() {
              {"requests", {0.012, 0.03}}}}}};
 }
 
-nlohmann::json config_for(const std::string& policy, const std::string& platform,
-                          nlohmann::json workload) {
-  auto doc = test::make_config(policy, std::move(workload), kDevices);
+// How a platform is tested: its devices, its params, and whether it runs every standard trace
+// (virtual time, cheap) or the short workload only (wall-clock time).
+struct PlatformCase {
+  std::vector<std::string> devices;
+  nlohmann::json params;
+  bool virtual_time = false;
+};
+
+std::optional<PlatformCase> conformance_case(const std::string& platform) {
+  if (platform == "sim") return PlatformCase{kDevices, nullptr, true};
+  // Process start-up (2.6 s in the profiles) and every other emulated duration x 0.05: the
+  // plumbing is what is under test, not the profile's numbers.
   if (platform == "emulated") {
-    doc["platform"] = "emulated";
-    // Process start-up (2.6 s in the profiles) and every other emulated duration x 0.05: the
-    // plumbing is what is under test, not the profile's numbers.
-    doc["platform_params"] = {
-        {"time_scale", 0.05}, {"host_arena_mib", 64}, {"host_weights_mib", 16}};
+    return PlatformCase{
+        kDevices, {{"time_scale", 0.05}, {"host_arena_mib", 64}, {"host_weights_mib", 16}}, false};
+  }
+  // One GPU (the cuda platform runs no CPU device); a small arena, enough for the short
+  // workload's models.
+  if (platform == "cuda") return PlatformCase{{"h100-sxm"}, {{"arena_gib", 2}}, false};
+  return std::nullopt;
+}
+
+nlohmann::json config_for(const std::string& policy, const std::string& platform,
+                          const PlatformCase& how, nlohmann::json workload) {
+  auto doc = test::make_config(policy, std::move(workload), how.devices);
+  if (platform != "sim") {
+    doc["platform"] = platform;
+    doc["platform_params"] = how.params;
     doc["horizon_s"] = 10.0;
   }
   return doc;
 }
 
 // The checks every platform passes.
-ExperimentResult run_and_check(const nlohmann::json& doc, bool virtual_time) {
+ExperimentResult run_and_check(const nlohmann::json& doc, const PlatformCase& how) {
   std::vector<std::uint64_t> capacity;
   std::vector<bool> is_cpu;
-  for (const auto& d : kDevices) {
+  for (const auto& d : how.devices) {
     const DeviceProfile p = find_device_profile(test::source_dir() / "traces" / "devices", d);
     capacity.push_back(p.memory_bytes);
     is_cpu.push_back(p.kind == DeviceKind::Cpu);
@@ -82,7 +107,7 @@ ExperimentResult run_and_check(const nlohmann::json& doc, bool virtual_time) {
     if (e.kind == EventKind::OpEnd) ++ended[e.op];
   }
   CHECK(submitted == ended);  // the device lost or repeated nothing
-  const auto violations = test::check_invariants(r, capacity, is_cpu, virtual_time);
+  const auto violations = test::check_invariants(r, capacity, is_cpu, how.virtual_time);
   for (const auto& v : violations) UNSCOPED_INFO(v);
   CHECK(violations.empty());
   CHECK(r.run.jobs_unfinished == 0);
@@ -92,31 +117,54 @@ ExperimentResult run_and_check(const nlohmann::json& doc, bool virtual_time) {
 
 }  // namespace
 
-TEST_CASE("every policy keeps the invariants on sim", "[conformance]") {
-  const auto policies = PolicyRegistry::instance().names();
-  REQUIRE(policies.size() >= 5);
-  std::vector<nlohmann::json> workloads;
-  for (const auto& trace : test::standard_traces()) workloads.push_back({{"files", {trace}}});
-  workloads.push_back(short_workload());
-  for (const auto& policy : policies) {
-    for (std::size_t w = 0; w < workloads.size(); ++w) {
-      DYNAMIC_SECTION(policy << " on sim, workload " << w) {
-        const auto doc = config_for(policy, "sim", workloads[w]);
-        const ExperimentResult first = run_and_check(doc, /*virtual_time=*/true);
-        const ExperimentResult second = test::run_config(doc);
-        CHECK(test::events_jsonl(first) == test::events_jsonl(second));
-      }
-    }
+// Whether `platform` can run in this program: sim and emulated always; cuda only with a GPU or
+// the CUDA test double (without, creating it throws DeviceUnavailable or NotCompiled).
+bool runs_here(const std::string& platform, const PlatformCase& how) {
+  PlatformSetup setup;
+  for (const auto& d : how.devices) {
+    setup.profiles.push_back(find_device_profile(test::source_dir() / "traces" / "devices", d));
   }
+  const ModelCatalog models(test::source_dir() / "traces" / "models");
+  setup.models = &models;
+  if (!how.params.is_null()) setup.params = how.params;
+  try {
+    (void)PlatformRegistry::instance().create(platform, setup);
+  } catch (const DeviceUnavailable& e) {
+    WARN("platform " << platform << " does not run here: " << e.what());
+    return false;
+  } catch (const NotCompiled& e) {
+    WARN("platform " << platform << " does not run here: " << e.what());
+    return false;
+  }
+  return true;
 }
 
-TEST_CASE("every policy keeps the invariants on emulated", "[conformance]") {
+TEST_CASE("every policy keeps the invariants on every platform", "[conformance]") {
   const auto policies = PolicyRegistry::instance().names();
   REQUIRE(policies.size() >= 5);
-  for (const auto& policy : policies) {
-    DYNAMIC_SECTION(policy << " on emulated") {
-      (void)run_and_check(config_for(policy, "emulated", short_workload()),
-                          /*virtual_time=*/false);
+  const auto platforms = PlatformRegistry::instance().names();
+  REQUIRE(platforms.size() >= 2);
+  std::vector<nlohmann::json> traces;
+  for (const auto& trace : test::standard_traces()) traces.push_back({{"files", {trace}}});
+  for (const auto& platform : platforms) {
+    const auto how = conformance_case(platform);
+    INFO("platform " << platform);
+    REQUIRE(how.has_value());  // a new platform: say in conformance_case how it is tested
+    if (!runs_here(platform, *how)) continue;
+    std::vector<nlohmann::json> workloads =
+        how->virtual_time ? traces : std::vector<nlohmann::json>{};
+    workloads.push_back(short_workload());
+    for (const auto& policy : policies) {
+      for (std::size_t w = 0; w < workloads.size(); ++w) {
+        DYNAMIC_SECTION(policy << " on " << platform << ", workload " << w) {
+          const auto doc = config_for(policy, platform, *how, workloads[w]);
+          const ExperimentResult first = run_and_check(doc, *how);
+          if (how->virtual_time) {
+            const ExperimentResult second = test::run_config(doc);
+            CHECK(test::events_jsonl(first) == test::events_jsonl(second));
+          }
+        }
+      }
     }
   }
 }
@@ -125,7 +173,7 @@ TEST_CASE("every policy keeps the invariants on emulated", "[conformance]") {
 // policy runs its trials as training jobs that arrive at run time and end "stopped". Pausing
 // tuners are not here: a policy that holds the GPU until its job finishes (exclusive) would
 // wait forever on a paused trial; executors such as trial_per_gpu run those
-// (tests/policy/test_tuning_jobs.cpp).
+// (tests/engine/test_tuning_jobs.cpp).
 TEST_CASE("every policy runs a tuning job whose trials stop", "[conformance]") {
   const nlohmann::json tuning = {{"name", "rs"},
                                  {"tuner", "random_search"},
@@ -145,7 +193,8 @@ TEST_CASE("every policy runs a tuning job whose trials stop", "[conformance]") {
                                    {"tuning", {tuning}}};
   for (const auto& policy : PolicyRegistry::instance().names()) {
     DYNAMIC_SECTION(policy << " with a tuning job") {
-      const ExperimentResult r = run_and_check(config_for(policy, "sim", workload), true);
+      const auto how = conformance_case("sim");
+      const ExperimentResult r = run_and_check(config_for(policy, "sim", *how, workload), *how);
       const auto& s = r.summary["tuning"][0];
       CHECK(s["trials_started"] == 3);
       // A policy that rejects training jobs (a serving system) fails every trial: the tuner

@@ -413,36 +413,3 @@ TEST_CASE("CUDA preemption drops queued work and the job resumes", "[gpu]") {
   CHECK(platform.real_runtime().pending() == 0);
 }
 
-TEST_CASE("policies keep the invariants on platform cuda", "[gpu]") {
-  require_gpu();
-  const auto root = test::source_dir();
-  nlohmann::json workload = {{"jobs",
-                              {{{"name", "train"},
-                                {"kind", "training"},
-                                {"model", "resnet50"},
-                                {"batch", 16},
-                                {"arrival_s", 0.0},
-                                {"iterations", 3}},
-                               {{"name", "svc"},
-                                {"kind", "inference"},
-                                {"model", "resnet152"},
-                                {"batch", 8},
-                                {"arrival_s", 0.0},
-                                {"requests", {0.05, 0.1, 0.2}},
-                                {"slo_ms", 100},
-                                {"priority", 10}}}}};
-  for (const std::string policy : {"exclusive", "inference_first", "stop_and_start"}) {
-    if (!PolicyRegistry::instance().contains(policy)) continue;
-    DYNAMIC_SECTION(policy) {
-      auto doc = test::make_config(policy, workload, {"h100-sxm"});
-      doc["platform"] = "cuda";
-      doc["platform_params"] = {{"preload", {"resnet50", "resnet152"}}, {"arena_gib", 16}};
-      const ExperimentResult r = test::run_config(doc);
-      const auto violations = test::check_invariants(r, {std::uint64_t{16} << 30}, {false}, false);
-      for (const auto& v : violations) UNSCOPED_INFO(v);
-      CHECK(violations.empty());
-      CHECK(r.run.jobs_finished + r.run.jobs_rejected == r.jobs.size());
-      CHECK(r.platform_description.rfind("cuda (GPU 0: ", 0) == 0);
-    }
-  }
-}
