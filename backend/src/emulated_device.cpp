@@ -10,6 +10,7 @@
 
 #include "gpumux/backend/cpu_executor.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/host_link.hpp"
 
 namespace gpumux {
 
@@ -135,16 +136,16 @@ void EmulatedDevice::dependencies_changed() {
 void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
   const OpSpec& spec = op.spec;
   t.bytes = spec.bytes;
-  const double factor = spec.pageable ? profile_.pageable_factor : 1.0;
+  const CopyLink link = copy_link(profile_, spec.kind, spec.pageable);
+  t.latency_ns = scaled(link.latency_ns);
+  t.link_gbps = link.link_gbps;
+  t.own_gbps = link.own_gbps;
   const std::uint64_t dst_offset =
       spec.layer_offsets != nullptr ? spec.layer_offsets[spec.layers.first] : spec.weight_offset;
   std::span<const std::byte> src;
   std::span<std::byte> dst;
   switch (spec.kind) {
     case OpKind::CopyH2D: {
-      t.latency_ns = scaled(profile_.h2d_latency_ns);
-      t.link_gbps = profile_.h2d_gbps;
-      t.own_gbps = profile_.h2d_gbps * factor;
       t.pacer = &h2d_;
       if (spec.purpose == OpPurpose::LoadWeights && spec.model != nullptr) {
         // The store may not exist yet: the worker resolves the source.
@@ -159,9 +160,6 @@ void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
       break;
     }
     case OpKind::CopyD2H: {
-      t.latency_ns = scaled(profile_.d2h_latency_ns);
-      t.link_gbps = profile_.d2h_gbps;
-      t.own_gbps = profile_.d2h_gbps * factor;
       t.pacer = &d2h_;
       const auto [off, len] = place(spec.source_offset, spec.bytes, arena_.size());
       src = {arena_.data() + off, len};
@@ -170,9 +168,6 @@ void EmulatedDevice::prepare_copy(const OpState& op, Task& t) {
       break;
     }
     case OpKind::CopyD2D: {
-      t.latency_ns = scaled(profile_.d2h_latency_ns);
-      t.link_gbps = profile_.d2h_gbps;
-      t.own_gbps = std::min(profile_.d2h_gbps, profile_.peer_gbps);
       t.pacer = &d2h_;
       const auto [off, len] = place(spec.source_offset, spec.bytes, arena_.size());
       src = {arena_.data() + off, len};

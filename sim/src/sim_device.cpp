@@ -9,6 +9,7 @@
 
 #include "gpumux/api/events.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/host_link.hpp"
 #include "gpumux/sim/kernel_share.hpp"
 #include "sim_device_util.hpp"
 
@@ -333,17 +334,9 @@ void SimDevice::step_streams(TimeNs now, double dt) {
       op.remaining = static_cast<double>(op.spec.bytes);
       op.rate = 0.0;
       op.finish_ns = kTimeNever;
-      const double factor = op.spec.pageable ? profile_.pageable_factor : 1.0;
-      if (op.spec.kind == OpKind::CopyH2D) {
-        op.resource = Resource::H2D;
-        op.cap = profile_.h2d_gbps * factor;
-      } else if (op.spec.kind == OpKind::CopyD2H) {
-        op.resource = Resource::D2H;
-        op.cap = profile_.d2h_gbps * factor;
-      } else {
-        op.resource = Resource::D2H;
-        op.cap = profile_.peer_gbps;
-      }
+      // H2D has its direction; D2H and D2D (to a peer, through the host side) share D2H.
+      op.resource = op.spec.kind == OpKind::CopyH2D ? Resource::H2D : Resource::D2H;
+      op.cap = copy_link(profile_, op.spec.kind, op.spec.pageable).own_gbps;
     }
     // Running
     const bool done = op.resource == Resource::None ? op.phase_end_ns <= now

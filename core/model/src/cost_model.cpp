@@ -9,6 +9,7 @@
 
 #include "gpumux/api/errors.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/host_link.hpp"
 #include "gpumux/model/model.hpp"
 
 namespace gpumux {
@@ -235,17 +236,13 @@ double CostModel::op_demand(const Model& model, LayerRange range, std::uint32_t 
   return std::clamp(demand, min_demand, 1.0);
 }
 
+// A CPU profile has no link (bandwidth 0): its "copies" cost only the call latency.
 DurationNs CostModel::h2d_ns(std::uint64_t bytes, bool pageable) const noexcept {
-  const double gbps = profile_->h2d_gbps * (pageable ? profile_->pageable_factor : 1.0);
-  // A CPU profile has no link (bandwidth 0): its "copies" cost only the call latency.
-  if (!(gbps > 0)) return profile_->h2d_latency_ns;
-  return saturating_add(profile_->h2d_latency_ns, ceil_ns(static_cast<double>(bytes) / gbps));
+  return solo_copy_ns(*profile_, OpKind::CopyH2D, bytes, pageable);
 }
 
 DurationNs CostModel::d2h_ns(std::uint64_t bytes, bool pageable) const noexcept {
-  const double gbps = profile_->d2h_gbps * (pageable ? profile_->pageable_factor : 1.0);
-  if (!(gbps > 0)) return profile_->d2h_latency_ns;
-  return saturating_add(profile_->d2h_latency_ns, ceil_ns(static_cast<double>(bytes) / gbps));
+  return solo_copy_ns(*profile_, OpKind::CopyD2H, bytes, pageable);
 }
 
 }  // namespace gpumux

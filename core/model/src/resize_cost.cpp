@@ -2,6 +2,7 @@
 // model and its assumptions are in resize_cost.hpp.
 #include "gpumux/model/resize_cost.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/host_link.hpp"
 #include "gpumux/model/model.hpp"
 
 #include <algorithm>
@@ -24,16 +25,9 @@ ResizeCost resize_cost(const DeviceProfile& profile, const Model& model, Optimiz
   cost.restart_ns =
       saturating_add(saturating_add(profile.process_start_ns, profile.context_create_ns),
                      profile.model_build_ns(model));
-  // h2d_gbps is GB/s = bytes per ns.
-  const long double copy =
-      profile.h2d_gbps > 0
-          ? static_cast<long double>(checkpoint_bytes(model, optimizer, precision)) /
-                static_cast<long double>(profile.h2d_gbps)
-          : static_cast<long double>(kMaxDurationNs);
-  const DurationNs copy_ns = copy < static_cast<long double>(kMaxDurationNs)
-                                 ? static_cast<DurationNs>(std::llround(static_cast<double>(copy)))
-                                 : kMaxDurationNs;
-  cost.reload_ns = saturating_add(profile.h2d_latency_ns, copy_ns);
+  // The checkpoint reload is a pinned host-to-device copy, timed as every copy alone is.
+  cost.reload_ns = solo_copy_ns(profile, OpKind::CopyH2D,
+                                checkpoint_bytes(model, optimizer, precision), /*pageable=*/false);
   const std::uint64_t per_epoch = std::max<std::uint64_t>(progress.iterations_per_epoch, 1);
   cost.rollback_iterations = progress.iterations_done % per_epoch;
   cost.lost_work_ns =

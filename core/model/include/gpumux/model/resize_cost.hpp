@@ -12,8 +12,9 @@
 //            and reading the weights from host storage). The w new workers start in parallel,
 //            so this is paid once, not w times.
 //   reload   the checkpoint (weights + optimizer state) copied to each GPU over its own host
-//            link: h2d_latency_ns + bytes / h2d_gbps; in parallel on every GPU (assumption: one
-//            host link per GPU, a shared root complex not modelled).
+//            link as any pinned copy alone (host_link.hpp: h2d_latency_ns + ceil(bytes /
+//            h2d_gbps)); in parallel on every GPU (assumption: one host link per GPU, a
+//            shared root complex not modelled).
 //   rollback the iterations since the last checkpointed epoch are lost: progress goes back to
 //            the epoch boundary and they are run again at the new width. lost_work_ns is what
 //            they had cost at the old width (reported; the rerun is not a separate delay).

@@ -28,6 +28,7 @@
 #include "gpumux/api/op.hpp"
 #include "gpumux/api/time.hpp"
 #include "gpumux/model/device_profile.hpp"
+#include "gpumux/model/host_link.hpp"
 
 namespace gpumux {
 
@@ -138,9 +139,7 @@ class StreamDirectory {
       ok = ok && op.demand > 0.0 && op.demand <= 1.0;
     } else if (models_link && is_copy(op.kind)) {
       ok = ok && profile.kind == DeviceKind::Gpu &&
-           (op.kind == OpKind::CopyH2D   ? profile.h2d_gbps > 0
-            : op.kind == OpKind::CopyD2H ? profile.d2h_gbps > 0
-                                         : profile.d2h_gbps > 0 && profile.peer_gbps > 0);
+           copy_link(profile, op.kind, /*pageable=*/false).own_gbps > 0;
     }
     if (!ok) reject_submit(op, device, profile, observer);
     return index(op.stream);
