@@ -21,7 +21,7 @@
 // the microseconds of a thread hand-off or a kernel launch, the clock moves on and the horizon
 // ends the run, so the counter there restarts at every completion and never reaches the bound.
 //
-// Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Times in ns. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // engine_dispatch.cpp, engine_serving.cpp): how a job is named in a refusal, and the part of
 // an op every command states.
 //
-// Internal to gpumux_core. Thread rules: none (pure).
+// Internal to gpumux_engine. Thread rules: none (pure).
 #pragma once
 
 #include <string>

@@ -3,7 +3,7 @@
 // the EventStream (the kept log and the attached sinks) stamped with the runtime's clock,
 // except where a device reports its own time.
 //
-// Internal to gpumux_core. Emitters are inline (several run per op). Times in ns.
+// Internal to gpumux_engine. Emitters are inline (several run per op). Times in ns.
 // Thread rules: runtime thread only.
 #pragma once
 

@@ -1,4 +1,5 @@
-// EngineImpl: the Context facade policies talk to and the DeviceObserver devices report to.
+// EngineImpl: the Context (and its facets) policies talk to and the DeviceObserver devices
+// report to.
 // It validates commands, keeps the op/dependency table, contexts, streams and timers, and
 // runs each job's state machine; the rest lives in classes it owns as plain members:
 //   EngineEvents    (engine_events.hpp)   typed emitters over the event stream
@@ -16,7 +17,7 @@
 // policy is issuing, e.g. preempt() reporting the ops it dropped). State changes are applied
 // at once, so the policy always sees a consistent view; hook calls are queued.
 //
-// Internal to gpumux_core. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Thread rules: runtime thread only.
 #pragma once
 
 #include <optional>

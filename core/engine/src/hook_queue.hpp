@@ -3,7 +3,7 @@
 // state changes at once and queues the hook calls here, which delivers them one at a time,
 // in order, never nested inside another hook.
 //
-// Internal to gpumux_core. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

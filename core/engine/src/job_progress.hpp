@@ -2,7 +2,7 @@
 // the next op covers, where the cursor stands after it), the bytes a job moves and holds, and
 // the cost estimates policies ask for. Nothing here changes state or emits events.
 //
-// Internal to gpumux_core (the engine's dispatch path calls these per op, hence inline).
+// Internal to gpumux_engine (the engine's dispatch path calls these per op, hence inline).
 // Units: bytes, nanoseconds. Thread rules: none (pure).
 #pragma once
 

@@ -1,7 +1,7 @@
 // What the engine remembers of each op it submitted (compact; devices hold the full spec),
 // indexed by op id in an OpTable (op_table.hpp).
 //
-// Internal to gpumux_core. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Thread rules: runtime thread only.
 #pragma once
 
 #include "gpumux/api/ids.hpp"

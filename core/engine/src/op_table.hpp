@@ -6,7 +6,7 @@
 // ops, which are rare) and, per job, its latest completed chain op (the one a preemption
 // falls back to).
 //
-// Internal to gpumux_core. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Thread rules: runtime thread only.
 #pragma once
 
 #include <algorithm>

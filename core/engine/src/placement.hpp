@@ -5,7 +5,7 @@
 //
 // CPU devices hold everything: nothing is allocated there and weights are always resident.
 //
-// Internal to gpumux_core. Units: bytes, ns. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Units: bytes, ns. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // per distinct time; closed-loop sends are scheduled as they become due. Each arrival updates the
 // job's state, is logged, and queues its hook; runtime callbacks from here drain the hook queue.
 //
-// Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Times in ns. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // execution-time windows policies query (per service and batch size, and per request), and
 // the sequence-length variants of the models that input-length requests run.
 //
-// Internal to gpumux_core. Units: ns. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Units: ns. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@
 // its answer applied as a report's; the run goes on. A failed trial that its tuner resumes
 // later (a paused one promoted) fails again at once.
 //
-// Internal to gpumux_core. Times in ns. Thread rules: runtime thread only.
+// Internal to gpumux_engine. Times in ns. Thread rules: runtime thread only.
 #pragma once
 
 #include <cstdint>

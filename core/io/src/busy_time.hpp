@@ -2,7 +2,7 @@
 // memory bounded by what is still open rather than by the number of intervals (summary.cpp's
 // device utilisation, computed while the run streams its events).
 //
-// Internal to gpumux_core. Thread rules: one owner thread. Times in ns.
+// Internal to gpumux_io. Thread rules: one owner thread. Times in ns.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The config's optional "cluster" object: nodes of identical GPUs, expanded into
 // the devices list (node-major) and a Topology. Keys and defaults: docs/configuration.md.
 //
-// Internal to gpumux_core. Thread rules: pure apart from reading the named device profile.
+// Internal to gpumux_io. Thread rules: pure apart from reading the named device profile.
 #pragma once
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// What SummaryAccumulator keeps between events (internal to gpumux_core): per job and per
+// What SummaryAccumulator keeps between events (internal to gpumux_io): per job and per
 // request, per device busy time, counters. O(jobs + requests + ops in flight + metric
 // samples); nothing per event.
 #pragma once
