@@ -57,12 +57,7 @@ class MemoryFacet {
   virtual OpHandle migrate(JobId job, DeviceId to, StreamId copy_stream) = 0;
 
  protected:
-  MemoryFacet() = default;
-  ~MemoryFacet() = default;
-  MemoryFacet(const MemoryFacet&) = default;
-  MemoryFacet(MemoryFacet&&) = default;
-  MemoryFacet& operator=(const MemoryFacet&) = default;
-  MemoryFacet& operator=(MemoryFacet&&) = default;
+  ~MemoryFacet() = default;  // not owned through a facet
 };
 
 /// Inference requests: arrivals, deadlines, the execution-time estimates serving policies
@@ -98,12 +93,7 @@ class ServingFacet {
   virtual void drop_request(RequestId r, std::string_view reason) = 0;
 
  protected:
-  ServingFacet() = default;
-  ~ServingFacet() = default;
-  ServingFacet(const ServingFacet&) = default;
-  ServingFacet(ServingFacet&&) = default;
-  ServingFacet& operator=(const ServingFacet&) = default;
-  ServingFacet& operator=(ServingFacet&&) = default;
+  ~ServingFacet() = default;  // not owned through a facet
 };
 
 /// Data-parallel training over several GPUs (D47): its all-reduce estimate, set_replicas and
@@ -144,12 +134,7 @@ class ReplicaFacet {
   virtual OpHandle resize(JobId job, std::span<const StreamId> compute_streams) = 0;
 
  protected:
-  ReplicaFacet() = default;
-  ~ReplicaFacet() = default;
-  ReplicaFacet(const ReplicaFacet&) = default;
-  ReplicaFacet(ReplicaFacet&&) = default;
-  ReplicaFacet& operator=(const ReplicaFacet&) = default;
-  ReplicaFacet& operator=(ReplicaFacet&&) = default;
+  ~ReplicaFacet() = default;  // not owned through a facet
 };
 
 /// Contexts and streams: creating them (process start, context creation) and their queues
@@ -168,12 +153,7 @@ class StreamFacet {
   [[nodiscard]] virtual DeviceId device_of(StreamId s) const = 0;
 
  protected:
-  StreamFacet() = default;
-  ~StreamFacet() = default;
-  StreamFacet(const StreamFacet&) = default;
-  StreamFacet(StreamFacet&&) = default;
-  StreamFacet& operator=(const StreamFacet&) = default;
-  StreamFacet& operator=(StreamFacet&&) = default;
+  ~StreamFacet() = default;  // not owned through a facet
 };
 
 }  // namespace gpumux
