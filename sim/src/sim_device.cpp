@@ -33,6 +33,8 @@ SimDevice::SimDevice(DeviceId id, DeviceProfile profile, Runtime& runtime)
                                 "': concurrent_efficiency (and for a GPU, mps_efficiency and "
                                 "pageable_factor) must be positive");
   }
+  h2d_link_gbps_ = copy_link(profile_, OpKind::CopyH2D, false).link_gbps;
+  d2h_link_gbps_ = copy_link(profile_, OpKind::CopyD2H, false).link_gbps;
   sim_runtime_ = dynamic_cast<SimRuntime*>(&runtime_);
   if (sim_runtime_ != nullptr) rearmable_ = sim_runtime_->add_timer([this] { on_timer(); });
 }

@@ -116,8 +116,8 @@ void SimDevice::solve_rates(TimeNs now) {
 
 void SimDevice::share_links(TimeNs now) {
   if (!is_gpu()) return;
-  if (!running_h2d_.empty()) share_link(running_h2d_, profile_.h2d_gbps, now);
-  if (!running_d2h_.empty()) share_link(running_d2h_, profile_.d2h_gbps, now);
+  if (!running_h2d_.empty()) share_link(running_h2d_, h2d_link_gbps_, now);
+  if (!running_d2h_.empty()) share_link(running_d2h_, d2h_link_gbps_, now);
 }
 
 void SimDevice::share_link(const std::vector<Running>& ops, double bandwidth, TimeNs now) {

@@ -224,6 +224,9 @@ class SimDevice final
   std::vector<Running> running_compute_;
   std::vector<Running> running_h2d_;
   std::vector<Running> running_d2h_;
+  // The two directions' bandwidths (copy_link), shared by the copies running on each.
+  double h2d_link_gbps_ = 0;
+  double d2h_link_gbps_ = 0;
 };
 
 }  // namespace gpumux
