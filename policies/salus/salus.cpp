@@ -374,8 +374,9 @@ class Salus final : public Policy {
       }
     }
     if (all || params_.sched == SchedPolicy::Rr) s.iterations_done = js.units_done();
-    if (!all && params_.sched != SchedPolicy::Srtf && params_.sched != SchedPolicy::Preempt)
+    if (!all && params_.sched != SchedPolicy::Srtf && params_.sched != SchedPolicy::Preempt) {
       return s;
+    }
     const std::uint64_t total = js.total_units();
     const DurationNs per_unit = st.unit_estimate_ns;
     const DurationNs hint = js.spec().expected_duration_ns;
