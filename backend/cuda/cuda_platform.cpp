@@ -66,13 +66,13 @@ std::string describe_gpu(int ordinal) {
          driver_release() + ", " + cuda_versions();
 }
 
-CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
-  // Parameters first: a bad config is a ConfigError (exit 2) even on a machine without a GPU.
-  const CudaPlatformParams params = parse_cuda_platform_params(setup);
-  if (setup.profiles.size() > kMaxDevices) {
-    throw std::invalid_argument("platform cuda: too many devices");
-  }
+namespace {
 
+// ---- the constructor's steps ----
+
+/// The number of GPUs of this machine. Throws DeviceUnavailable when there is none, and
+/// ConfigError for a GPU of platform_params.gpus that does not exist.
+int usable_gpu_count(const PlatformSetup& setup, const CudaPlatformParams& params) {
   int count = 0;
   const cudaError_t st = cudaGetDeviceCount(&count);
   (void)cudaGetLastError();
@@ -91,69 +91,93 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
                             std::to_string(count) + ")");
     }
   }
+  return count;
+}
 
-  store_ = std::make_unique<PinnedWeightStore>();
-  if (setup.models != nullptr) {
-    for (const auto& n : params.preload) {
-      // At the largest size a load of the workload copies (a training load also copies the
-      // gradients and optimizer slots): growing the buffer later would page-lock at run time.
-      const Model& m = setup.models->at(n);
-      std::uint64_t bytes = m.weight_bytes();
-      for (const ModelUse& u : setup.workload_uses) {
-        if (u.model == n) bytes = std::max(bytes, m.weight_bytes() * u.state_factor);
-      }
-      (void)store_->pinned(m, bytes);
+/// Pins the weight stores of the models of platform_params.preload.
+void preload_weights(PinnedWeightStore& store, const PlatformSetup& setup,
+                     const CudaPlatformParams& params) {
+  if (setup.models == nullptr) return;
+  for (const auto& n : params.preload) {
+    // At the largest size a load of the workload copies (a training load also copies the
+    // gradients and optimizer slots): growing the buffer later would page-lock at run time.
+    const Model& m = setup.models->at(n);
+    std::uint64_t bytes = m.weight_bytes();
+    for (const ModelUse& u : setup.workload_uses) {
+      if (u.model == n) bytes = std::max(bytes, m.weight_bytes() * u.state_factor);
     }
+    (void)store.pinned(m, bytes);
   }
+}
 
+/// Where the GPU profiles run, and the default arena size of GPUs that several of them share.
+struct GpuAssignment {
+  std::vector<int> ordinal_of;              ///< physical GPU of each setup profile (-1: a CPU)
+  std::map<int, std::uint64_t> shared_cap;  ///< by ordinal, for GPUs shared by 2+ profiles
+  std::uint64_t margin = 0;                 ///< device memory left outside each arena
+};
+
+GpuAssignment assign_gpus(const PlatformSetup& setup, const CudaPlatformParams& params, int count) {
+  GpuAssignment out;
   // The physical GPU of each GPU profile, and how many profiles share each GPU.
-  std::vector<int> ordinal_of(setup.profiles.size(), -1);
+  out.ordinal_of.assign(setup.profiles.size(), -1);
   std::map<int, std::uint64_t> sharing;
   for (std::size_t i = 0, gpu_index = 0; i < setup.profiles.size(); ++i) {
     if (setup.profiles[i].kind == DeviceKind::Cpu) continue;
-    ordinal_of[i] = gpu_index < params.gpus.size() ? params.gpus[gpu_index]
-                                                   : static_cast<int>(gpu_index) % count;
+    out.ordinal_of[i] = gpu_index < params.gpus.size() ? params.gpus[gpu_index]
+                                                       : static_cast<int>(gpu_index) % count;
     ++gpu_index;
-    ++sharing[ordinal_of[i]];
+    ++sharing[out.ordinal_of[i]];
   }
-  const auto margin = static_cast<std::uint64_t>(std::llround(params.margin_gib * kGiB));
+  out.margin = static_cast<std::uint64_t>(std::llround(params.margin_gib * kGiB));
   // Default arenas of profiles sharing one GPU split its free memory evenly, keeping a margin
   // for each one's executor (the first would otherwise take it all and leave the others none).
-  std::map<int, std::uint64_t> shared_cap;
   for (const auto& [ordinal, n] : sharing) {
     if (n > 1) {
-      const std::uint64_t usable = CudaArena::fit(ordinal, ~std::uint64_t{0}, margin * n);
-      shared_cap[ordinal] = usable / n & ~((std::uint64_t{1} << 20) - 1);
+      const std::uint64_t usable = CudaArena::fit(ordinal, ~std::uint64_t{0}, out.margin * n);
+      out.shared_cap[ordinal] = usable / n & ~((std::uint64_t{1} << 20) - 1);
     }
   }
+  return out;
+}
 
+/// Creates one device per setup profile, in order: an EmulatedDevice for a CPU, a CudaDevice
+/// (also in `gpus`, by setup index) for a GPU. Returns the physical GPUs used.
+std::set<int> create_devices(const PlatformSetup& setup, const CudaPlatformParams& params,
+                             const GpuAssignment& assigned, RealRuntime& runtime,
+                             PinnedWeightStore& store,
+                             std::vector<std::unique_ptr<Device>>& devices,
+                             std::vector<CudaDevice*>& gpus) {
   std::set<int> ordinals;
-  gpus_.assign(setup.profiles.size(), nullptr);
   for (std::size_t i = 0; i < setup.profiles.size(); ++i) {
     const DeviceId id{static_cast<std::uint16_t>(i)};
     const DeviceProfile& p = setup.profiles[i];
     if (p.kind == DeviceKind::Cpu) {
       EmulatedDeviceOptions o;
       o.cpu_region_bytes = static_cast<std::size_t>(params.cpu_region_mib) * kMiB;
-      devices_.push_back(std::make_unique<EmulatedDevice>(id, p, runtime_, *store_, o));
+      devices.push_back(std::make_unique<EmulatedDevice>(id, p, runtime, store, o));
       continue;
     }
     CudaDeviceOptions o;
-    o.ordinal = ordinal_of[i];
+    o.ordinal = assigned.ordinal_of[i];
     o.arena_bytes = static_cast<std::uint64_t>(std::llround(params.arena_gib * kGiB));
-    if (o.arena_bytes == 0 && shared_cap.count(o.ordinal) > 0) {
-      o.arena_bytes = std::min(p.memory_bytes, shared_cap[o.ordinal]);
+    if (o.arena_bytes == 0 && assigned.shared_cap.count(o.ordinal) > 0) {
+      o.arena_bytes = std::min(p.memory_bytes, assigned.shared_cap.at(o.ordinal));
     }
-    o.margin_bytes = margin;
+    o.margin_bytes = assigned.margin;
     o.executor.precision = params.precision;
     o.executor.workspace_bytes = static_cast<std::size_t>(params.workspace_mib) * kMiB;
     o.fault_at_op = params.fault_at_op;
-    auto dev = std::make_unique<CudaDevice>(id, p, runtime_, *store_, o);
-    gpus_[i] = dev.get();
+    auto dev = std::make_unique<CudaDevice>(id, p, runtime, store, o);
+    gpus[i] = dev.get();
     ordinals.insert(o.ordinal);
-    devices_.push_back(std::move(dev));
+    devices.push_back(std::move(dev));
   }
-  // Peer access between distinct GPUs, where the hardware allows it (else copies are staged).
+  return ordinals;
+}
+
+/// Peer access between distinct GPUs, where the hardware allows it (else copies are staged).
+void enable_peer_access(const std::set<int>& ordinals) {
   for (const int a : ordinals) {
     for (const int b : ordinals) {
       if (a == b) continue;
@@ -166,6 +190,44 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
       (void)cudaGetLastError();
     }
   }
+}
+
+/// "cuda (GPU 0: <describe_gpu>, arena 70.00 GiB; CPU: <profile> (Eigen); precision fp32)".
+std::string platform_description(const std::vector<std::unique_ptr<Device>>& devices,
+                                 const std::vector<CudaDevice*>& gpus, Precision precision) {
+  std::string out = "cuda (";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (i > 0) out += "; ";
+    if (gpus[i] != nullptr) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "arena %.2f GiB",
+                    static_cast<double>(gpus[i]->arena().capacity()) / kGiB);
+      out += "GPU " + std::to_string(gpus[i]->ordinal()) + ": " + describe_gpu(gpus[i]->ordinal()) +
+             ", " + buf;
+    } else {
+      out += "CPU: " + devices[i]->profile().name + " (Eigen)";
+    }
+  }
+  out += "; precision " + std::string(to_string(precision)) + ")";
+  return out;
+}
+
+}  // namespace
+
+CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
+  // Parameters first: a bad config is a ConfigError (exit 2) even on a machine without a GPU.
+  const CudaPlatformParams params = parse_cuda_platform_params(setup);
+  if (setup.profiles.size() > kMaxDevices) {
+    throw std::invalid_argument("platform cuda: too many devices");
+  }
+  const int count = usable_gpu_count(setup, params);
+  store_ = std::make_unique<PinnedWeightStore>();
+  preload_weights(*store_, setup, params);
+  const GpuAssignment assigned = assign_gpus(setup, params, count);
+  gpus_.assign(setup.profiles.size(), nullptr);
+  const std::set<int> ordinals =
+      create_devices(setup, params, assigned, runtime_, *store_, devices_, gpus_);
+  enable_peer_access(ordinals);
   for (CudaDevice* g : gpus_) {
     if (g != nullptr) g->set_peers(gpus_);
   }
@@ -178,21 +240,7 @@ CudaPlatform::CudaPlatform(const PlatformSetup& setup) {
       }
     }
   }
-
-  description_ = "cuda (";
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    if (i > 0) description_ += "; ";
-    if (gpus_[i] != nullptr) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "arena %.2f GiB",
-                    static_cast<double>(gpus_[i]->arena().capacity()) / kGiB);
-      description_ += "GPU " + std::to_string(gpus_[i]->ordinal()) + ": " +
-                      describe_gpu(gpus_[i]->ordinal()) + ", " + buf;
-    } else {
-      description_ += "CPU: " + devices_[i]->profile().name + " (Eigen)";
-    }
-  }
-  description_ += "; precision " + std::string(to_string(params.precision)) + ")";
+  description_ = platform_description(devices_, gpus_, params.precision);
 
   runtime_.reset_origin();  // time 0 is now, after the slow set-up
   for (CudaDevice* g : gpus_) {

@@ -1,6 +1,9 @@
 // gpumux: run experiments, sweeps and calibrations from JSON configs.
 #include <csignal>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -35,16 +38,36 @@ void map_trace_words(const TraceWords& w, gpumux::cli::TraceImportArgs& a) {
   if (w.decimals >= 0) a.decimals = w.decimals;
 }
 
-int run_cli(int argc, char** argv) {
-  using namespace gpumux::cli;
-  CLI::App app{"gpumux: GPU multitasking simulator and evaluation harness"};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Help for every subcommand");
-  app.set_version_flag(
-      "--version", [] { return version_text(); },
-      "Print the version, git revision and whether CUDA was built");
+using namespace gpumux::cli;
 
-  RunArgs run_args;
+// What the command line fills in, by subcommand.
+struct CliArgs {
+  RunArgs run;
+  std::string validate_config;
+  std::vector<std::string> validate_overrides;
+  bool validate_strict = false;
+  std::string list_what;
+  bool list_params = false;
+  SweepArgs sweep;
+  std::string sweep_point, sweep_shard;  // kept as text: "" is an error, not "every point"
+  CalibrateArgs calibrate;
+  TraceImportArgs trace;
+  TraceWords trace_words;
+};
+
+// The subcommands (and sweep's options) that run_cli asks about once the line is parsed.
+struct Subcommands {
+  CLI::App* run = nullptr;
+  CLI::App* validate = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* sweep = nullptr;
+  CLI::Option* sweep_point = nullptr;
+  CLI::Option* sweep_shard = nullptr;
+  CLI::App* calibrate = nullptr;
+  CLI::App* import = nullptr;
+};
+
+CLI::App* add_run(CLI::App& app, RunArgs& run_args) {
   auto* run = app.add_subcommand("run", "Run one experiment config; writes results/<name>/");
   run->add_option("config", run_args.config, "Experiment config (JSON)")->required();
   run->add_option("--set", run_args.overrides, "Override a config key: a.b.c=value (repeatable)");
@@ -54,31 +77,34 @@ int run_cli(int argc, char** argv) {
   run->add_flag("-q,--quiet", run_args.quiet, "Print nothing on success");
   run->add_flag("--strict", run_args.strict,
                 "Arrival warnings (requests after the horizon, a likely unit mistake) are errors");
+  return run;
+}
 
-  std::string validate_config;
-  std::vector<std::string> validate_overrides;
+CLI::App* add_validate(CLI::App& app, CliArgs& a) {
   auto* validate =
       app.add_subcommand("validate", "Check a config (and its workload) without running");
-  validate->add_option("config", validate_config, "Experiment config (JSON)")->required();
-  validate->add_option("--set", validate_overrides, "Override a config key: a.b.c=value");
-  bool validate_strict = false;
-  validate->add_flag("--strict", validate_strict, "Arrival warnings are errors");
+  validate->add_option("config", a.validate_config, "Experiment config (JSON)")->required();
+  validate->add_option("--set", a.validate_overrides, "Override a config key: a.b.c=value");
+  validate->add_flag("--strict", a.validate_strict, "Arrival warnings are errors");
+  return validate;
+}
 
-  std::string list_what;
-  bool list_params = false;
+CLI::App* add_list(CLI::App& app, CliArgs& a) {
   auto* list = app.add_subcommand(
       "list", "List registered policies, platforms, models, devices, generators or tuners");
-  list->add_option("what", list_what,
+  list->add_option("what", a.list_what,
                    "policies | platforms | models | devices | generators | tuners "
                    "(none: list the categories)")
       ->check(
           CLI::IsMember({"policies", "platforms", "models", "devices", "generators", "tuners"}));
   list->add_flag(
-      "--params", list_params,
+      "--params", a.list_params,
       "Also print each plug-in's declared parameters (name, type [unit], default, help)");
+  return list;
+}
 
-  SweepArgs sweep_args;
-  std::string sweep_point, sweep_shard;  // kept as text: "" is an error, not "every point"
+void add_sweep(CLI::App& app, CliArgs& a, Subcommands& cmd) {
+  SweepArgs& sweep_args = a.sweep;
   auto* sweep = app.add_subcommand("sweep", "Run every point of a sweep file (resumable)");
   sweep->add_option("sweep", sweep_args.sweep, "Sweep file (JSON)")->required();
   sweep->add_option("-j,--jobs", sweep_args.jobs, "Runs in parallel")->check(CLI::Range(1u, 256u));
@@ -91,9 +117,9 @@ int run_cli(int argc, char** argv) {
                     "Results directory (overrides the file's out_dir; --out-dir is the old name)");
   auto* list_points = sweep->add_flag("--list-points", sweep_args.list_points,
                                       "Print each point (number, label, settings) and stop");
-  auto* point = sweep->add_option("--point", sweep_point,
+  auto* point = sweep->add_option("--point", a.sweep_point,
                                   "Run only point K (0-based, as --list-points numbers them)");
-  auto* shard = sweep->add_option("--shard", sweep_shard,
+  auto* shard = sweep->add_option("--shard", a.sweep_shard,
                                   "Run only the points K with K % N == I (I/N, e.g. 0/4)");
   auto* collect = sweep->add_flag(
       "--collect", sweep_args.collect,
@@ -114,8 +140,12 @@ int run_cli(int argc, char** argv) {
   point->excludes(shard);
   collect->excludes(point)->excludes(shard);
   list_points->excludes(point)->excludes(shard)->excludes(collect)->excludes(slurm);
+  cmd.sweep = sweep;
+  cmd.sweep_point = point;
+  cmd.sweep_shard = shard;
+}
 
-  CalibrateArgs cal_args;
+CLI::App* add_calibrate(CLI::App& app, CalibrateArgs& cal_args) {
   auto* calibrate = app.add_subcommand(
       "calibrate", "Measure a GPU and write a device profile (needs CUDA and a GPU)");
   calibrate->add_option("--device", cal_args.device, "Profile name to write, e.g. h100-sxm")
@@ -127,9 +157,11 @@ int run_cli(int argc, char** argv) {
   calibrate->add_option("--models", cal_args.models, "Models to time (default: the whole zoo)");
   calibrate->add_flag("--quick", cal_args.quick, "Fewer sizes and repetitions");
   calibrate->add_flag("--force", cal_args.force, "Replace an earlier calibrated profile at --out");
+  return calibrate;
+}
 
-  TraceImportArgs trace_args;
-  TraceWords trace_words;
+/// `trace import`; returns the import subcommand.
+CLI::App* add_trace_import(CLI::App& app, TraceImportArgs& trace_args, TraceWords& trace_words) {
   auto* trace = app.add_subcommand("trace", "Work with request traces");
   trace->require_subcommand(1);
   auto* import = trace->add_subcommand(
@@ -180,10 +212,12 @@ int run_cli(int argc, char** argv) {
   import->add_flag("--force", trace_args.force,
                    "Replace an earlier import at --out (never a file gpumux did not write)");
   import->add_flag("-q,--quiet", trace_args.quiet, "Print nothing on success");
+  return import;
+}
 
-  // A file-size limit (ulimit -f) makes write() fail with EFBIG instead of killing us, so
-  // the result folder is abandoned with a message, like on a full disk.
-  std::signal(SIGXFSZ, SIG_IGN);
+/// Parses the command line; an exit code when that ends the program (help, version, a bad
+/// command line), else nullopt.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -196,22 +230,25 @@ int run_cli(int argc, char** argv) {
     app.exit(e);
     return 2;  // bad command line
   }
+  return std::nullopt;
+}
 
-  run_args.out_given = run->count("--out") > 0;
-  if (point->count() > 0) sweep_args.point = sweep_point;
-  if (shard->count() > 0) sweep_args.shard = sweep_shard;
+/// Runs the subcommand given; its errors become exit codes (2: bad input, 1: failure).
+int run_subcommand(const Subcommands& cmd, CliArgs& a, int argc, char** argv) {
   try {
-    if (*run) return run_command(run_args);
-    if (*validate) return validate_command(validate_config, validate_overrides, validate_strict);
-    if (*list) return list_command(list_what, list_params);
-    if (*sweep) return sweep_command(sweep_args);
-    if (*calibrate) return calibrate_command(cal_args);
-    if (*import) {
-      map_trace_words(trace_words, trace_args);
+    if (*cmd.run) return run_command(a.run);
+    if (*cmd.validate) {
+      return validate_command(a.validate_config, a.validate_overrides, a.validate_strict);
+    }
+    if (*cmd.list) return list_command(a.list_what, a.list_params);
+    if (*cmd.sweep) return sweep_command(a.sweep);
+    if (*cmd.calibrate) return calibrate_command(a.calibrate);
+    if (*cmd.import) {
+      map_trace_words(a.trace_words, a.trace);
       std::vector<std::string> words{"gpumux"};  // not argv[0]: the path of this build
       words.insert(words.end(), argv + 1, argv + argc);
-      trace_args.command = shell_command(words);
-      return trace_import_command(trace_args);
+      a.trace.command = shell_command(words);
+      return trace_import_command(a.trace);
     }
   } catch (const gpumux::InputError& e) {
     std::cerr << "error: " << e.what() << '\n';
@@ -221,6 +258,33 @@ int run_cli(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int run_cli(int argc, char** argv) {
+  CliArgs a;
+  CLI::App app{"gpumux: GPU multitasking simulator and evaluation harness"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every subcommand");
+  app.set_version_flag(
+      "--version", [] { return version_text(); },
+      "Print the version, git revision and whether CUDA was built");
+  Subcommands cmd;
+  cmd.run = add_run(app, a.run);
+  cmd.validate = add_validate(app, a);
+  cmd.list = add_list(app, a);
+  add_sweep(app, a, cmd);
+  cmd.calibrate = add_calibrate(app, a.calibrate);
+  cmd.import = add_trace_import(app, a.trace, a.trace_words);
+
+  // A file-size limit (ulimit -f) makes write() fail with EFBIG instead of killing us, so
+  // the result folder is abandoned with a message, like on a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (const std::optional<int> code = parse_command_line(app, argc, argv)) return *code;
+
+  a.run.out_given = cmd.run->count("--out") > 0;
+  if (cmd.sweep_point->count() > 0) a.sweep.point = a.sweep_point;
+  if (cmd.sweep_shard->count() > 0) a.sweep.shard = a.sweep_shard;
+  return run_subcommand(cmd, a, argc, argv);
 }
 
 }  // namespace

@@ -207,25 +207,20 @@ Failures run_points(const std::vector<Point>& points, const SweepFile& sweep, co
   return failed;
 }
 
-}  // namespace
-
-int sweep_command(const SweepArgs& args) {
-  const DataRoot data = data_root();
-  const fs::path& root = data.dir;
-  const SweepFile sweep = parse_sweep_text(
-      read_input_file(args.sweep, args.sweep, kMaxDocumentBytes, InputKind::Config), args.sweep,
-      args.quick);
-  if (args.list_points) {
-    // One line per point: its number (for --point), its label (its folder), its settings.
-    for (std::size_t k = 0; k < sweep.points.size(); ++k) {
-      std::cout << k << '\t' << sweep.points[k].label;
-      for (const auto& o : sweep.points[k].overrides) std::cout << '\t' << o;
-      std::cout << '\n';
-    }
-    return 0;
+// --list-points: one line per point: its number (for --point), its label (its folder), its
+// settings.
+int list_points(const SweepFile& sweep) {
+  for (std::size_t k = 0; k < sweep.points.size(); ++k) {
+    std::cout << k << '\t' << sweep.points[k].label;
+    for (const auto& o : sweep.points[k].overrides) std::cout << '\t' << o;
+    std::cout << '\n';
   }
-  const std::vector<std::size_t> selected =
-      select_points(sweep.points.size(), args.point, args.shard);
+  return 0;
+}
+
+// The sweep's folder (--out, else the file's out_dir or name) and where it came from.
+SweepSetup sweep_setup(const SweepArgs& args, const SweepFile& sweep, const DataRoot& data) {
+  const fs::path& root = data.dir;
   const bool out_from_cli = !args.out_dir.empty();
   SweepSetup setup;
   setup.root = root;
@@ -239,27 +234,27 @@ int sweep_command(const SweepArgs& args) {
   setup.out_abs = normal_result_path(out_from_cli ? args.out_dir : sweep.out_dir,
                                      setup.out_from_cwd ? fs::current_path(ec) : root);
   setup.cli_overrides = args.overrides;
-  const fs::path& out_abs = setup.out_abs;
-  // The scripts' text first: a value that cannot be quoted is named as such, and nothing is
-  // created before every check passed.
-  const std::optional<SlurmScriptTexts> slurm =
-      args.slurm ? std::optional(slurm_texts(args, sweep, setup)) : std::nullopt;
-  check_sweep_root(out_abs, root, setup.origin, sweep.points);
-  if (args.collect) {
-    // Every point as a resume sees it: the tables hold only what a resume would keep.
-    std::vector<PointPlan> plans;
-    for (std::size_t k = 0; k < sweep.points.size(); ++k) {
-      plans.push_back(plan_point(sweep, k, setup));
-    }
-    require_up_to_date(sweep, plans, out_abs);
-    collect_sweep(sweep, out_abs);
-    std::cerr << "sweep " << sweep.name << ": " << sweep.points.size() << " points collected into "
-              << (out_abs / "summary.csv").string() << " and "
-              << (out_abs / "summary_run.csv").string() << "\n";
-    return 0;
-  }
+  return setup;
+}
 
-  // Parse and check every point before running anything: bad input fails fast with exit 2.
+// --collect: every point as a resume sees it: the tables hold only what a resume would keep.
+int collect_points(const SweepFile& sweep, const SweepSetup& setup) {
+  const fs::path& out_abs = setup.out_abs;
+  std::vector<PointPlan> plans;
+  for (std::size_t k = 0; k < sweep.points.size(); ++k) {
+    plans.push_back(plan_point(sweep, k, setup));
+  }
+  require_up_to_date(sweep, plans, out_abs);
+  collect_sweep(sweep, out_abs);
+  std::cerr << "sweep " << sweep.name << ": " << sweep.points.size() << " points collected into "
+            << (out_abs / "summary.csv").string() << " and "
+            << (out_abs / "summary_run.csv").string() << "\n";
+  return 0;
+}
+
+// Parse and check every point before running anything: bad input fails fast with exit 2.
+std::vector<Point> plan_points(const SweepFile& sweep, const std::vector<std::size_t>& selected,
+                               const SweepSetup& setup, const SweepArgs& args) {
   std::vector<Point> points;
   for (const std::size_t k : selected) {
     Point p{plan_point(sweep, k, setup), true};
@@ -268,7 +263,7 @@ int sweep_command(const SweepArgs& args) {
     // with --force.
     if (!plan.other_owner.empty() && !args.force) {
       throw UsageError(plan.config.out_dir_origin + ": " +
-                       result_dir_of(plan.config, root).string() + ": holds a result of " +
+                       result_dir_of(plan.config, setup.root).string() + ": holds a result of " +
                        plan.other_owner + ", not of this sweep point; pass --force to replace it");
     }
     p.run = !plan.up_to_date || args.force;
@@ -276,61 +271,103 @@ int sweep_command(const SweepArgs& args) {
     plan.config.replace_results = plan.has_result;
     points.push_back(std::move(p));
   }
+  return points;
+}
 
-  report_sweep_arrivals(points, args.quiet);
-
-  {
-    std::vector<const ExperimentConfig*> configs;
-    std::vector<std::string> labels;
-    for (const Point& p : points) {
-      configs.push_back(&p.config());
-      labels.push_back(p.label());
-    }
-    // A Slurm array runs its tasks at once, like -j with every point.
-    check_parallel_gpus(configs, labels, args.slurm ? 2U : args.jobs);
+// The GPUs the points name, for the runs at once: -j of them, or every point under Slurm.
+void check_points_gpus(const std::vector<Point>& points, const SweepArgs& args) {
+  std::vector<const ExperimentConfig*> configs;
+  std::vector<std::string> labels;
+  for (const Point& p : points) {
+    configs.push_back(&p.config());
+    labels.push_back(p.label());
   }
-  // Created once every point checked out, before any runs: an unwritable place is bad input
-  // (exit 2) naming the option, and bad input elsewhere leaves no folder behind.
-  fs::create_directories(out_abs, ec);
+  // A Slurm array runs its tasks at once, like -j with every point.
+  check_parallel_gpus(configs, labels, args.slurm ? 2U : args.jobs);
+}
+
+// Created once every point checked out, before any runs: an unwritable place is bad input
+// (exit 2) naming the option, and bad input elsewhere leaves no folder behind.
+void create_sweep_folder(const SweepSetup& setup) {
+  std::error_code ec;
+  fs::create_directories(setup.out_abs, ec);
   if (ec) {
-    throw UsageError(setup.origin + ": " + out_abs.string() +
+    throw UsageError(setup.origin + ": " + setup.out_abs.string() +
                      ": cannot create the folder: " + ec.message());
   }
-  if (slurm) return write_and_submit(*slurm, args, sweep, out_abs);
+}
 
-  // Dead writers' folders under the results root go first (killed points' can be large).
-  reclaim_dead_writers(results_root_of(out_abs, root), args.quiet);
-  const auto t0 = std::chrono::steady_clock::now();
-  const Failures failed = run_points(points, sweep, root, args, t0);
-
+// The table of the points' summaries, and the sweep's line: runs, time, folder.
+void print_results(const std::vector<Point>& points, const SweepFile& sweep,
+                   const SweepSetup& setup, std::chrono::steady_clock::time_point t0) {
+  std::error_code ec;
   std::vector<std::pair<std::string, std::string>> table;
   for (const Point& p : points) {
-    const fs::path s = result_dir_of(p.config(), root) / "summary.json";
+    const fs::path s = result_dir_of(p.config(), setup.root) / "summary.json";
     if (fs::exists(s, ec)) table.emplace_back(p.label(), s.string());
   }
   print_table(table);
   std::cerr << "sweep " << sweep.name << ": " << points.size() << " runs in " << std::fixed
             << std::setprecision(1)
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
-            << " s; results under " << out_abs.string() << "\n";
-  if (!failed.messages.empty()) {
-    for (const auto& f : failed.messages) std::cerr << "error: " << f << "\n";
-    return failed.at_run_time ? 1 : 2;
-  }
-  if (selected.size() == sweep.points.size()) {
+            << " s; results under " << setup.out_abs.string() << "\n";
+}
+
+// All points ran: the sweep's tables. A part of them: the command that collects them later.
+void collect_or_say_how(const SweepArgs& args, const SweepFile& sweep, std::size_t selected,
+                        const fs::path& out_abs) {
+  if (selected == sweep.points.size()) {
     collect_sweep(sweep, out_abs);
     std::cerr << "tables: " << (out_abs / "summary.csv").string() << ", "
               << (out_abs / "summary_run.csv").string() << "\n";
   } else {
     // The same settings: --collect checks the points against them.
     std::string again = "gpumux sweep " + shell_quote(args.sweep);
-    if (out_from_cli) again += " --out " + shell_quote(out_abs.string());
+    if (!args.out_dir.empty()) again += " --out " + shell_quote(out_abs.string());
     if (args.quick) again += " --quick";
     for (const auto& o : args.overrides) again += " --set " + shell_quote(o);
-    std::cerr << "ran " << selected.size() << " of " << sweep.points.size()
+    std::cerr << "ran " << selected << " of " << sweep.points.size()
               << " points; once all are done, `" << again
               << " --collect` writes the sweep's summary.csv\n";
   }
+}
+
+}  // namespace
+
+int sweep_command(const SweepArgs& args) {
+  const DataRoot data = data_root();
+  const fs::path& root = data.dir;
+  const SweepFile sweep = parse_sweep_text(
+      read_input_file(args.sweep, args.sweep, kMaxDocumentBytes, InputKind::Config), args.sweep,
+      args.quick);
+  if (args.list_points) return list_points(sweep);
+  const std::vector<std::size_t> selected =
+      select_points(sweep.points.size(), args.point, args.shard);
+  const SweepSetup setup = sweep_setup(args, sweep, data);
+  const fs::path& out_abs = setup.out_abs;
+  // The scripts' text first: a value that cannot be quoted is named as such, and nothing is
+  // created before every check passed.
+  const std::optional<SlurmScriptTexts> slurm =
+      args.slurm ? std::optional(slurm_texts(args, sweep, setup)) : std::nullopt;
+  check_sweep_root(out_abs, root, setup.origin, sweep.points);
+  if (args.collect) return collect_points(sweep, setup);
+
+  const std::vector<Point> points = plan_points(sweep, selected, setup, args);
+  report_sweep_arrivals(points, args.quiet);
+  check_points_gpus(points, args);
+  create_sweep_folder(setup);
+  if (slurm) return write_and_submit(*slurm, args, sweep, out_abs);
+
+  // Dead writers' folders under the results root go first (killed points' can be large).
+  reclaim_dead_writers(results_root_of(out_abs, root), args.quiet);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Failures failed = run_points(points, sweep, root, args, t0);
+  print_results(points, sweep, setup, t0);
+  if (!failed.messages.empty()) {
+    for (const auto& f : failed.messages) std::cerr << "error: " << f << "\n";
+    return failed.at_run_time ? 1 : 2;
+  }
+  collect_or_say_how(args, sweep, selected.size(), out_abs);
   return 0;
 }
 

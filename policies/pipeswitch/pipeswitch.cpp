@@ -34,13 +34,10 @@
 #include "gpumux/model/memory.hpp"
 #include "gpumux/model/model.hpp"
 #include "pipeswitch/grouping.hpp"
+#include "pipeswitch/params.hpp"
 
 namespace gpumux::policies::pipeswitch {
 namespace {
-
-enum class GroupingMode : std::uint8_t { Optimal, PerLayer, Whole, NoPipeline, Artifact };
-enum class Switching : std::uint8_t { ActiveStandby, OneContext, KillRestart };
-enum class GroupTransfer : std::uint8_t { Artifact, EventWait };
 
 /// IPC messages on a switch's critical path once the old task stopped: the stop acknowledgement and
 /// the request forwarded to the new worker (pipeswitch/frontend_schedule.py).
@@ -50,74 +47,11 @@ constexpr std::size_t kTrainingDepth = 2;
 /// Timer tag: decide what runs next.
 constexpr std::uint64_t kDecideTag = 1;
 
-inline constexpr EnumNames<GroupingMode, 5> kGroupingNames{
-    {{GroupingMode::Optimal, "optimal"},
-     {GroupingMode::PerLayer, "per_layer"},
-     {GroupingMode::Whole, "whole"},
-     {GroupingMode::NoPipeline, "no_pipeline"},
-     {GroupingMode::Artifact, "artifact"}}};
-enum class MemoryMode : std::uint8_t { Unified, PerAllocation };
-inline constexpr EnumNames<MemoryMode, 2> kMemoryNames{
-    {{MemoryMode::Unified, "unified"}, {MemoryMode::PerAllocation, "per_allocation"}}};
-enum class HostMemory : std::uint8_t { Pinned, Pageable };
-inline constexpr EnumNames<HostMemory, 2> kHostMemoryNames{
-    {{HostMemory::Pinned, "pinned"}, {HostMemory::Pageable, "pageable"}}};
-inline constexpr EnumNames<Switching, 3> kSwitchingNames{
-    {{Switching::ActiveStandby, "active_standby"},
-     {Switching::OneContext, "one_context"},
-     {Switching::KillRestart, "kill_restart"}}};
-inline constexpr EnumNames<GroupTransfer, 2> kGroupTransferNames{
-    {{GroupTransfer::Artifact, "artifact"}, {GroupTransfer::EventWait, "event_wait"}}};
-
 class PipeSwitch final : public Policy {
  public:
-  // Defaults of the artifact's host costs, sources in docs/policies/pipeswitch.md: event_sync
-  // 7 us (CUDA.jl PR 896), python_copy 13.5 us (2 eager torch calls), pipe_message 15 us
-  // (multiprocessing.Pipe one way), pipe_recv 3 us.
-  static const ParamSpecs& param_specs() {
-    using param::duration;
-    constexpr auto us = TimeUnit::Microseconds;
-    static const ParamSpecs specs{
-        param::choice("grouping", kGroupingNames, GroupingMode::Optimal,
-                      "how layers are grouped for pipelined transmission"),
-        param::choice("memory", kMemoryNames, MemoryMode::Unified,
-                      "one unified block, or one allocation per tensor"),
-        param::choice("host_memory", kHostMemoryNames, HostMemory::Pinned,
-                      "host memory the weights are copied from"),
-        param::choice("switching", kSwitchingNames, Switching::ActiveStandby,
-                      "how the GPU changes task"),
-        param::choice("group_transfer", kGroupTransferNames, GroupTransfer::Artifact,
-                      "how a group's compute waits for its copy"),
-        duration("ipc_message_us", us, 100.0, "switch request message (old task to stop)"),
-        duration("group_sync_us", us, std::nullopt,
-                 "event wait per group with event_wait (default: the profile's event_ns)"),
-        duration("event_sync_us", us, 7.0, "event/device synchronize round trip"),
-        duration("python_copy_us", us, 13.5, "host cost before each later copy"),
-        duration("pipe_message_us", us, 15.0, "group-ready message, one way"),
-        duration("pipe_recv_us", us, 3.0, "recv of a queued message before a group computes"),
-        duration("train_sync_us", us, std::nullopt,
-                 "synchronisation before each training op (default: event_sync_us)"),
-        param::integer("train_layers_per_op", 1, "zoo layers per training op, in [1, 1e6]")};
-    return specs;
-  }
+  static const ParamSpecs& param_specs() { return Params::specs(); }
 
-  explicit PipeSwitch(const PolicyArgs& args) {
-    auto p = policy_params(args, param_specs());
-    grouping_ = p.choice("grouping", kGroupingNames);
-    per_allocation_ = p.choice("memory", kMemoryNames) == MemoryMode::PerAllocation;
-    pageable_ = p.choice("host_memory", kHostMemoryNames) == HostMemory::Pageable;
-    switching_ = p.choice("switching", kSwitchingNames);
-    group_transfer_ = p.choice("group_transfer", kGroupTransferNames);
-    ipc_message_ns_ = p.duration("ipc_message_us");
-    group_sync_ns_ = p.optional_duration("group_sync_us").value_or(-1);  // -1: event_ns
-    event_sync_ns_ = p.duration("event_sync_us");
-    python_copy_ns_ = p.duration("python_copy_us");
-    pipe_message_ns_ = p.duration("pipe_message_us");
-    pipe_recv_ns_ = p.duration("pipe_recv_us");
-    train_sync_ns_ = p.optional_duration("train_sync_us").value_or(event_sync_ns_);
-    train_layers_per_op_ = p.integer_in<std::uint32_t>("train_layers_per_op", 1, 1'000'000);
-    p.finish();
-  }
+  explicit PipeSwitch(const PolicyArgs& args) : params_(Params::read(args)) {}
 
   [[nodiscard]] std::string_view name() const noexcept override { return "pipeswitch"; }
 
@@ -126,14 +60,14 @@ class PipeSwitch final : public Policy {
     if (!has_gpu_) return;
     gpu_ = ctx.gpus().front();
     const DeviceProfile& p = ctx.device(gpu_);
-    if (group_sync_ns_ < 0) group_sync_ns_ = p.event_ns;
+    if (params_.group_sync_ns < 0) params_.group_sync_ns = p.event_ns;
     reap_ns_ = p.process_reap_ns;
-    switch_delay_ns_ = kSwitchMessages * ipc_message_ns_;
-    if (switching_ == Switching::OneContext) switch_delay_ns_ += p.event_ns + p.free_ns;
+    switch_delay_ns_ = kSwitchMessages * params_.ipc_message_ns;
+    if (params_.switching == Switching::OneContext) switch_delay_ns_ += p.event_ns + p.free_ns;
     // The standby workers exist before any switch: their start-up is off the critical path.
-    if (switching_ == Switching::ActiveStandby) {
+    if (params_.switching == Switching::ActiveStandby) {
       workers_ = {make_worker(ctx, ContextStart::Warm), make_worker(ctx, ContextStart::Warm)};
-    } else if (switching_ == Switching::OneContext) {
+    } else if (params_.switching == Switching::OneContext) {
       workers_ = {make_worker(ctx, ContextStart::Warm)};
     }
   }
@@ -223,7 +157,7 @@ class PipeSwitch final : public Policy {
   /// (where the old task's last layer runs) for the switch's critical-path delay.
   StreamId take_next_worker(Context& ctx, JobId job) {
     const StreamId old = workers_.empty() ? StreamId{} : workers_[active_].compute;
-    switch (switching_) {
+    switch (params_.switching) {
       case Switching::ActiveStandby:
         active_ = (active_ + 1) % workers_.size();
         break;
@@ -241,7 +175,7 @@ class PipeSwitch final : public Policy {
   /// kill_restart: kills the worker process of the previous task (`active_worker.kill();
   /// join()`); the next one is spawned once it is reaped. Returns whether to wait for that.
   bool retire_worker(Context& ctx) {
-    if (switching_ != Switching::KillRestart || workers_.empty()) return false;
+    if (params_.switching != Switching::KillRestart || workers_.empty()) return false;
     if (task_ == Task::Training && ctx.job(current_).active()) {
       ctx.preempt(current_, PreemptMode::Kill);
     }
@@ -257,28 +191,15 @@ class PipeSwitch final : public Policy {
   /// Drops a stopped task's device state and unfinished iteration: a killed process's in
   /// kill_restart, at once in a worker that lives on (the shared pool is overwritten).
   void drop_state(Context& ctx, JobId job) {
-    ctx.preempt(job,
-                switching_ == Switching::KillRestart ? PreemptMode::Kill : PreemptMode::Discard);
+    ctx.preempt(job, params_.switching == Switching::KillRestart ? PreemptMode::Kill
+                                                                 : PreemptMode::Discard);
   }
 
   /// The old task stopped, then the switch's messages: a host delay on the old worker's
   /// compute stream (behind the old task's last layer), accounted to the incoming job.
   OpHandle switch_gate(Context& ctx, JobId incoming, StreamId old_compute, DurationNs extra_ns) {
-    if (switching_ == Switching::KillRestart) return OpHandle{};
+    if (params_.switching == Switching::KillRestart) return OpHandle{};
     return ctx.delay(incoming, old_compute, switch_delay_ns_ + extra_ns);
-  }
-
-  /// Whether inference models travel group by group with the artifact's per-group messages.
-  [[nodiscard]] bool artifact_groups() const {
-    return group_transfer_ == GroupTransfer::Artifact && switching_ == Switching::ActiveStandby;
-  }
-  /// The controller's Python work before the first group's copy (inside the switch's gate).
-  [[nodiscard]] DurationNs first_issue_ns() const {
-    return artifact_groups() ? python_copy_ns_ : 0;
-  }
-  /// kill_restart's process moves a freshly built (unpinned) model: `model.to('cuda')`.
-  [[nodiscard]] bool load_pageable() const {
-    return pageable_ || switching_ == Switching::KillRestart;
   }
 
   // ---- deciding what runs ---------------------------------------------------------------
@@ -309,7 +230,7 @@ class PipeSwitch final : public Policy {
       ctx.preempt(stopped, PreemptMode::DropQueued);
       training_gate_ = OpHandle{};
       task_ = Task::None;
-      if (switching_ == Switching::OneContext) {
+      if (params_.switching == Switching::OneContext) {
         // One process: the training model is unloaded (after its in-flight layer) before the
         // new model is loaded.
         if (ctx.ops_in_flight(stopped, gpu_) > 0) {
@@ -342,7 +263,7 @@ class PipeSwitch final : public Policy {
     }
     requests_.pop_front();
     const StreamId old_compute = take_next_worker(ctx, job);
-    const OpHandle gate = switch_gate(ctx, job, old_compute, first_issue_ns());
+    const OpHandle gate = switch_gate(ctx, job, old_compute, params_.first_issue_ns());
     if ((stopping_training || stop_pending_) && gate.valid()) {
       stop_gate_op_ = gate.op;
       watch_stop_ = true;
@@ -366,8 +287,8 @@ class PipeSwitch final : public Policy {
     if (!t.resident_or_loading(gpu_, all)) {
       make_room(ctx, job);
       LoadOptions lo;
-      lo.pageable = load_pageable();
-      lo.per_tensor_malloc = per_allocation_;
+      lo.pageable = params_.load_pageable();
+      lo.per_tensor_malloc = params_.per_allocation;
       if (gate.valid()) lo.after.push_back(gate);
       try {
         ctx.memory().load(job, w.copy, all, lo);
@@ -391,8 +312,8 @@ class PipeSwitch final : public Policy {
     while (task_ == Task::Training && t.active() && t.has_dispatchable_work() &&
            ctx.streams().queued(w.compute) + ctx.streams().in_flight(w.compute) < kTrainingDepth) {
       DispatchOptions o;
-      o.layers = train_layers_per_op_;
-      o.setup_ns = train_sync_ns_;
+      o.layers = params_.train_layers_per_op;
+      o.setup_ns = params_.train_sync_ns;
       if (training_gate_.valid()) o.after.push_back(training_gate_);
       try {
         ctx.dispatch(current_, w.compute, o);
@@ -422,30 +343,32 @@ class PipeSwitch final : public Policy {
     const Worker& w = workers_[active_];
     const JobView j = ctx.job(job);
     const auto n = j.model().layer_count();
-    const bool whole_unpipelined = switching_ != Switching::ActiveStandby;
+    const bool whole_unpipelined = params_.switching != Switching::ActiveStandby;
     const GroupStarts& starts = whole_unpipelined ? whole_starts_ : grouping_for(ctx, j);
-    const bool messages = artifact_groups();
+    const bool messages = params_.artifact_groups();
     LoadOptions base;
-    base.pageable = load_pageable();
-    base.per_tensor_malloc = per_allocation_;
+    base.pageable = params_.load_pageable();
+    base.per_tensor_malloc = params_.per_allocation;
     try {
       std::vector<OpHandle> ready(starts.size());  // what group g's compute waits for
       for (std::size_t g = 0; g < starts.size(); ++g) {
         LoadOptions lo = base;
         if (g == 0 && gate.valid()) lo.after.push_back(gate);
-        if (g > 0 && messages && python_copy_ns_ > 0) {
-          ctx.delay(job, w.copy, python_copy_ns_);  // the next copy's issue
+        if (g > 0 && messages && params_.python_copy_ns > 0) {
+          ctx.delay(job, w.copy, params_.python_copy_ns);  // the next copy's issue
         }
         const LayerRange range{starts[g], g + 1 < starts.size() ? starts[g + 1] : n};
         ready[g] = ctx.memory().load(job, w.copy, range, lo);
-        if (messages) ready[g] = ctx.delay(job, w.copy, event_sync_ns_ + pipe_message_ns_);
+        if (messages) {
+          ready[g] = ctx.delay(job, w.copy, params_.event_sync_ns + params_.pipe_message_ns);
+        }
       }
       for (std::size_t g = 0; g < starts.size(); ++g) {
         DispatchOptions d;
         d.layers = (g + 1 < starts.size() ? starts[g + 1] : n) - starts[g];
-        d.setup_ns = group_setup_ns();
+        d.setup_ns = params_.group_setup_ns();
         // Without pipelining, the first group waits for the last copy (and its message).
-        if (g == 0 && (grouping_ == GroupingMode::NoPipeline || whole_unpipelined)) {
+        if (g == 0 && (params_.grouping == GroupingMode::NoPipeline || whole_unpipelined)) {
           d.after.push_back(ready.back());
         } else if (messages) {
           d.after.push_back(ready[g]);
@@ -461,18 +384,6 @@ class PipeSwitch final : public Policy {
       ctx.reject(job, std::string("out of memory: ") + e.what());
       schedule(ctx);
     }
-  }
-
-  /// o_s: what a group pays before it computes once it may (see grouping.hpp): the worker's
-  /// recv of the queued message, an event wait in the CUDA-backend form, nothing in one process
-  /// (one_context, kill_restart: the compute follows the blocking copy in the same thread).
-  [[nodiscard]] DurationNs group_setup_ns() const {
-    if (switching_ != Switching::ActiveStandby) return 0;
-    return artifact_groups() ? pipe_recv_ns_ : group_sync_ns_;
-  }
-  /// o_h: the controller's host time per group that keeps the copy engine idle.
-  [[nodiscard]] DurationNs group_gap_ns() const {
-    return artifact_groups() ? python_copy_ns_ + event_sync_ns_ + pipe_message_ns_ : 0;
   }
 
   /// Frees room for `job`'s weights and activations by evicting training states that are idle
@@ -495,9 +406,10 @@ class PipeSwitch final : public Policy {
     const Model& m = j.model();
     const CostModel& cost = ctx.cost(gpu_);
     const auto layers = inference_layer_costs(m, cost, j.spec().batch);
-    const GroupOverheads o = group_overheads(cost, group_setup_ns(), group_gap_ns());
+    const GroupOverheads o =
+        group_overheads(cost, params_.group_setup_ns(), params_.group_gap_ns());
     GroupStarts starts;
-    switch (grouping_) {
+    switch (params_.grouping) {
       case GroupingMode::PerLayer:
       case GroupingMode::NoPipeline:
         starts = per_layer_starts(layers.size());
@@ -516,22 +428,14 @@ class PipeSwitch final : public Policy {
         break;
     }
     ctx.record("pipeswitch.groups", static_cast<double>(starts.size()));
-    const DurationNs predicted = grouping_ == GroupingMode::NoPipeline
+    const DurationNs predicted = params_.grouping == GroupingMode::NoPipeline
                                      ? predicted_sequential_time(layers, starts, o)
                                      : predicted_time(layers, starts, o);
     ctx.record("pipeswitch.predicted_ms", ns_to_ms(predicted));
     return groupings_.emplace(key, std::move(starts)).first->second;
   }
 
-  // parameters
-  GroupingMode grouping_ = GroupingMode::Optimal;
-  bool per_allocation_ = false;
-  bool pageable_ = false;
-  Switching switching_ = Switching::ActiveStandby;
-  GroupTransfer group_transfer_ = GroupTransfer::Artifact;
-  DurationNs ipc_message_ns_ = 0, group_sync_ns_ = -1, train_sync_ns_ = 0;
-  DurationNs event_sync_ns_ = 0, python_copy_ns_ = 0, pipe_message_ns_ = 0, pipe_recv_ns_ = 0;
-  std::uint32_t train_layers_per_op_ = 1;
+  Params params_;  // group_sync_ns resolved by on_start
 
   // set-up
   DeviceId gpu_{};

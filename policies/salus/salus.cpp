@@ -33,58 +33,27 @@
 #include "salus/candidates.hpp"
 #include "salus/iteration_order.hpp"
 #include "salus/lane_manager.hpp"
+#include "salus/params.hpp"
 
 namespace gpumux::policies::salus {
 namespace {
 
 constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 
-inline constexpr EnumNames<LaneMode, 2> kLaneModeNames{
-    {{LaneMode::PerJob, "per_job"}, {LaneMode::Single, "single"}}};
-
 class Salus final : public Policy {
  public:
-  static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::choice("sched", kSchedNames, SchedPolicy::Pack, "iteration scheduler"),
-        param::choice("lanes", kLaneModeNames, LaneMode::PerJob,
-                      "a lane per job, or one whole-GPU lane"),
-        param::flag("shared_lanes", true, "jobs may share a lane (must be true with single)"),
-        param::flag("work_conserving", true, "when the pick cannot run, run the next runnable job"),
-        param::number("lane_memory_gib", "GiB", std::nullopt,
-                      "memory the lane manager hands out (default: the whole GPU)"),
-        // Assumption: one localhost ZeroMQ request/reply (Salus serves over ZeroMQ, its
-        // src/main.cpp) plus one pass of its scheduling loop, ~100 us; not measured.
-        param::duration("iteration_overhead_us", TimeUnit::Microseconds, 100.0,
-                        "RPC + scheduling round paid by each iteration")};
-    return specs;
-  }
+  static const ParamSpecs& param_specs() { return Params::specs(); }
 
-  explicit Salus(const PolicyArgs& args) {
-    auto p = policy_params(args, param_specs());
-    sched_ = p.choice("sched", kSchedNames);
-    lane_mode_ = p.choice("lanes", kLaneModeNames);
-    shared_lanes_ = p.flag("shared_lanes");
-    if (lane_mode_ == LaneMode::Single && !shared_lanes_) {
-      p.fail("shared_lanes", "must be true with lanes = single (one lane that every job shares)");
-    }
-    work_conserving_ = p.flag("work_conserving");
-    if (const auto gib = p.optional_number("lane_memory_gib")) {
-      p.positive("lane_memory_gib", *gib);
-      if (*gib > 1e6) p.fail("lane_memory_gib", "out of range");
-      lane_memory_bytes_ = static_cast<std::uint64_t>(*gib * 1073741824.0 + 0.5);
-    }
-    overhead_ns_ = p.duration("iteration_overhead_us");
-    p.finish();
-  }
+  explicit Salus(const PolicyArgs& args) : params_(Params::read(args)) {}
   [[nodiscard]] std::string_view name() const noexcept override { return "salus"; }
 
   void on_start(Context& ctx) override {
     if (ctx.gpus().empty()) return;
     gpu_ = ctx.gpus().front();
     const std::uint64_t gpu_bytes = ctx.device(*gpu_).memory_bytes;
-    lanes_.emplace(lane_memory_bytes_ > 0 ? std::min(lane_memory_bytes_, gpu_bytes) : gpu_bytes,
-                   lane_mode_, shared_lanes_);
+    lanes_.emplace(
+        params_.lane_memory_bytes > 0 ? std::min(params_.lane_memory_bytes, gpu_bytes) : gpu_bytes,
+        params_.lane_mode, params_.shared_lanes);
     copy_ = ctx.streams().create_stream(ctx.streams().default_context(*gpu_), StreamOptions{0, 1});
   }
 
@@ -223,7 +192,7 @@ class Salus final : public Policy {
       SessionState s;
       s.lane = *lane;
       s.ephemeral_bytes = ctx.memory().ephemeral_bytes(job);
-      s.unit_estimate_ns = ctx.estimate_unit_ns(job, *gpu_) + overhead_ns_;
+      s.unit_estimate_ns = ctx.estimate_unit_ns(job, *gpu_) + params_.overhead_ns;
       s.loaded = !load.valid();
       s.admitted_seq = next_seq_++;
       s.state = ctx.job(job);
@@ -336,7 +305,7 @@ class Salus final : public Policy {
     const auto run_it = lane_runs_.find(lane_id);
     const LaneManager::Lane* lane = lanes_->find(lane_id);
     if (run_it == lane_runs_.end() || lane == nullptr || run_it->second.running) return;
-    if (orders_runnable_only(sched_, work_conserving_)) {
+    if (orders_runnable_only(params_.sched, params_.work_conserving)) {
       // The runnable sessions in the policy's order, picked one at a time (the first pick
       // usually starts): the same order as sorting them, without sorting a whole lane.
       candidates_.add_arrived(ctx, [this](JobId job) -> std::optional<LaneId> {
@@ -355,7 +324,7 @@ class Salus final : public Policy {
       for (std::size_t left = view_.size(); left > 0; --left) {
         std::size_t best = 0;
         for (std::size_t i = 1; i < left; ++i) {
-          if (precedes(sched_, view_[i], view_[best])) best = i;
+          if (precedes(params_.sched, view_[i], view_[best])) best = i;
         }
         const JobId job = view_[best].job;
         if (start_iteration(ctx, job, run_it->second)) return;
@@ -366,7 +335,7 @@ class Salus final : public Policy {
     std::vector<Session> view;
     for (const auto& r : lane->residents)
       view.push_back(session_view(ctx, r.job, sessions_.at(r.job), ctx.job(r.job)));
-    for (std::size_t i : iteration_order(sched_, view, work_conserving_)) {
+    for (std::size_t i : iteration_order(params_.sched, view, params_.work_conserving)) {
       if (start_iteration(ctx, view[i].job, run_it->second)) return;
     }
   }
@@ -388,7 +357,8 @@ class Salus final : public Policy {
   }
 
   /// `st`, `js`: the job's session and state. `runnable`: nullopt = work it out. `all`:
-  /// every field; else only those precedes(sched_) reads (schedule() calls this per candidate).
+  /// every field; else only those precedes(params_.sched) reads (schedule() calls this per
+  /// candidate).
   Session session_view(const Context& ctx, JobId job, const SessionState& st, const JobView& js,
                        std::optional<bool> runnable = std::nullopt, bool all = true) const {
     Session s;
@@ -396,15 +366,17 @@ class Salus final : public Policy {
     s.admitted_seq = st.admitted_seq;
     s.runnable = runnable ? *runnable : js.active() && st.loaded && js.has_dispatchable_work();
     s.used_ns = st.used_ns;
-    if (all || sched_ == SchedPolicy::Pack) {
+    if (all || params_.sched == SchedPolicy::Pack) {
       s.pending_since_ns = st.pending_since_ns;
       if (js.inference() && !js.pending_requests().empty()) {
         s.pending_since_ns = std::max(st.pending_since_ns,
                                       ctx.serving().request_arrival(js.pending_requests().front()));
       }
     }
-    if (all || sched_ == SchedPolicy::Rr) s.iterations_done = js.units_done();
-    if (!all && sched_ != SchedPolicy::Srtf && sched_ != SchedPolicy::Preempt) return s;
+    if (all || params_.sched == SchedPolicy::Rr) s.iterations_done = js.units_done();
+    if (!all && params_.sched != SchedPolicy::Srtf && params_.sched != SchedPolicy::Preempt) {
+      return s;
+    }
     const std::uint64_t total = js.total_units();
     const DurationNs per_unit = st.unit_estimate_ns;
     const DurationNs hint = js.spec().expected_duration_ns;
@@ -428,7 +400,7 @@ class Salus final : public Policy {
     const std::uint64_t unit = ctx.job(job).dispatched().unit;
     try {
       DispatchOptions first;
-      first.setup_ns = overhead_ns_;
+      first.setup_ns = params_.overhead_ns;
       ctx.dispatch(job, run.stream, first);
     } catch (const OutOfMemory&) {
       ctx.record("salus.reservation_failed", 1);
@@ -468,12 +440,7 @@ class Salus final : public Policy {
     }
   }
 
-  SchedPolicy sched_ = SchedPolicy::Pack;
-  LaneMode lane_mode_ = LaneMode::PerJob;
-  bool shared_lanes_ = true;
-  bool work_conserving_ = true;
-  DurationNs overhead_ns_ = 0;
-  std::uint64_t lane_memory_bytes_ = 0;  // 0 = the whole GPU
+  const Params params_;
 
   std::optional<DeviceId> gpu_;
   std::optional<LaneManager> lanes_;

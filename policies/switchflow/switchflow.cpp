@@ -14,6 +14,8 @@
 // Left out: the input pipeline, TF's thread pools, graph construction cost, input sharing, and
 // the paper's multi-threaded TF baseline (mps and time_slicing stand in). The long story, with
 // the paper's and the fork's rule behind each choice: docs/policies/switchflow.md.
+#include "switchflow/switchflow.hpp"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -28,530 +30,273 @@
 #include "switchflow/device_ranking.hpp"
 
 namespace gpumux::policies::switchflow {
-namespace {
 
-enum class SubgraphScope : std::uint8_t { Iteration, Pass };
-inline constexpr EnumNames<SubgraphScope, 2> kSubgraphNames{
-    {{SubgraphScope::Iteration, "iteration"}, {SubgraphScope::Pass, "pass"}}};
+const ParamSpecs& SwitchFlow::param_specs() {
+  static const ParamSpecs specs{
+      param::choice("subgraph", kSubgraphNames, SubgraphScope::Iteration,
+                    "what one subgraph (one token grant) covers"),
+      param::integer("layers_per_op", 1, "zoo layers per op (TF node), in [0, 1e6]; 0 = a pass"),
+      param::integer("in_flight", 2, "kernels in flight per stream, in [1, 1024]"),
+      param::flag("migrate", true, "move a preempted job to the next slower device"),
+      param::number("return_idle_ms", "ms", -1.0,
+                    "idle time after which a migrated job returns; negative = never")};
+  return specs;
+}
 
-/// What a placement attempt did.
-enum class MoveResult : std::uint8_t { Moved, Wait, NoFit };
+SwitchFlow::SwitchFlow(const PolicyArgs& args) {
+  auto p = policy_params(args, param_specs());
+  scope_ = p.choice("subgraph", kSubgraphNames);
+  layers_per_op_ = p.integer_in<std::uint32_t>("layers_per_op", 0, 1000000);  // 0 = a pass
+  in_flight_ = p.integer_in<std::uint32_t>("in_flight", 1, 1024);
+  migrate_ = p.flag("migrate");
+  const double idle_ms = p.number("return_idle_ms");
+  if (idle_ms > kMaxDurationUnits) p.fail("return_idle_ms", "out of range (more than 1e9 ms)");
+  return_idle_ns_ = idle_ms < 0 ? -1 : duration_to_ns(idle_ms, TimeUnit::Milliseconds);
+  p.finish();
+}
 
-class SwitchFlow final : public Policy {
- public:
-  static const ParamSpecs& param_specs() {
-    static const ParamSpecs specs{
-        param::choice("subgraph", kSubgraphNames, SubgraphScope::Iteration,
-                      "what one subgraph (one token grant) covers"),
-        param::integer("layers_per_op", 1, "zoo layers per op (TF node), in [0, 1e6]; 0 = a pass"),
-        param::integer("in_flight", 2, "kernels in flight per stream, in [1, 1024]"),
-        param::flag("migrate", true, "move a preempted job to the next slower device"),
-        param::number("return_idle_ms", "ms", -1.0,
-                      "idle time after which a migrated job returns; negative = never")};
-    return specs;
-  }
-
-  explicit SwitchFlow(const PolicyArgs& args) {
-    auto p = policy_params(args, param_specs());
-    scope_ = p.choice("subgraph", kSubgraphNames);
-    layers_per_op_ = p.integer_in<std::uint32_t>("layers_per_op", 0, 1000000);  // 0 = a pass
-    in_flight_ = p.integer_in<std::uint32_t>("in_flight", 1, 1024);
-    migrate_ = p.flag("migrate");
-    const double idle_ms = p.number("return_idle_ms");
-    if (idle_ms > kMaxDurationUnits) p.fail("return_idle_ms", "out of range (more than 1e9 ms)");
-    return_idle_ns_ = idle_ms < 0 ? -1 : duration_to_ns(idle_ms, TimeUnit::Milliseconds);
-    p.finish();
-  }
-  [[nodiscard]] std::string_view name() const noexcept override { return "switchflow"; }
-
-  void on_start(Context& ctx) override {
-    ranked_ = rank_devices(ctx);
-    gpus_.resize(ctx.device_count());
-    for (DeviceId d : ranked_) {
-      if (!is_gpu(ctx, d)) continue;
-      const ContextId c = ctx.streams().default_context(d);
-      Gpu& g = gpus_[index_of(d)];
-      g.compute = ctx.streams().create_stream(c, StreamOptions{0, in_flight_});
-      g.load = ctx.streams().create_stream(c, StreamOptions{0, 1});
-      g.evac = ctx.streams().create_stream(c, StreamOptions{0, 1});
-    }
-  }
-
-  void on_job_arrival(Context& ctx, JobId) override { reconcile(ctx); }
-  void on_request_arrival(Context& ctx, JobId job, RequestId) override {
-    if (auto it = jobs_.find(job); it != jobs_.end()) it->second.last_busy_ns = ctx.now();
-    reconcile(ctx);
-  }
-  void on_op_complete(Context& ctx, const OpRecord& r) override {
-    if (auto it = jobs_.find(r.job); it != jobs_.end()) it->second.last_busy_ns = ctx.now();
-    reconcile(ctx);
-  }
-  void on_request_complete(Context& ctx, JobId, RequestId) override { reconcile(ctx); }
-  void on_iteration_end(Context& ctx, JobId) override { reconcile(ctx); }
-  void on_job_finish(Context& ctx, JobId job) override {
-    forget(job);
-    reconcile(ctx);
-  }
-  void on_timer(Context& ctx, TimerId, std::uint64_t tag) override {
-    idle_timers_.erase(static_cast<TimeNs>(tag));
-    reconcile(ctx);
-  }
-
- private:
-  struct Info {
-    std::uint64_t seq = 0;          ///< arrival order
-    std::optional<DeviceId> where;  ///< the device whose version runs its subgraphs
-    bool engine_knows = false;      ///< the engine's job.device == where
-    bool moving = false;            ///< a migrate/load into `where` is in flight
-    bool migrating = false;         ///< that copy is a migrate() (else a load from the host)
-    DeviceId move_from{};
-    TimeNs move_start_ns = 0;
-    std::optional<DeviceId> evict_from;  ///< stale copy to free once its ops are done
-    std::set<DeviceId> no_fit;           ///< devices it did not fit on (until memory frees)
-    TimeNs last_busy_ns = 0;
-    TimeNs last_grant_ns = -1;
-    std::map<DeviceId, StreamId> cpu_streams;
-  };
-  struct Gpu {
-    StreamId compute{}, load{}, evac{};
-    std::optional<JobId> holder;  ///< the token: whose subgraph is in flight
-    bool preempted = false;       ///< the holder was told to stop
-    TimeNs preempt_ns = 0;
-  };
-
-  // ---- reconcile: placement, tokens, dispatch ------------------------------------------------
-
-  void reconcile(Context& ctx) {
-    for (JobId j : ctx.arrived_jobs()) {
-      // Jobs arriving together are all visible from the first arrival hook on.
-      auto [it, fresh] = jobs_.try_emplace(j);
-      if (fresh) it->second.seq = jobs_.size();
-      if (fresh || (ctx.job(j).active() && busy(ctx, j))) it->second.last_busy_ns = ctx.now();
-    }
-    settle_moves(ctx);
-    // Placement reaches a fixed point: each round either changes nothing, or marks a device
-    // a job does not fit on, or rejects a job (both finite).
-    for (int round = 0; round < 64 && place_jobs(ctx); ++round) {
-    }
-    finish_evictions(ctx);
-    for (DeviceId d : ranked_) {
-      if (is_gpu(ctx, d)) schedule_gpu(ctx, d);
-    }
-    for (JobId j : ctx.arrived_jobs()) {
-      const Info& info = jobs_[j];
-      if (ctx.job(j).active() && info.where && !is_gpu(ctx, *info.where)) pump_cpu(ctx, j);
-    }
-    arm_idle_timers(ctx);
-  }
-
-  /// Notices copies into `where` that ended (from the residency, whatever the hook order).
-  void settle_moves(Context& ctx) {
-    for (auto& [j, info] : jobs_) {
-      if (!info.moving) continue;
-      const JobView s = ctx.job(j);
-      const LayerRange all{0, s.model().layer_count()};
-      if (!s.active() || !info.where) {
-        info.moving = false;
-      } else if (s.resident(*info.where, all)) {
-        info.moving = false;
-        if (info.migrating) {
-          ctx.record("switchflow.migration_ms",
-                     static_cast<double>(ctx.now() - info.move_start_ns) * 1e-6);
-          memory_freed(info.move_from);
-        }
-      } else if (!s.resident_or_loading(*info.where, all)) {
-        // The copy was dropped: a migration leaves the state where it was.
-        info.moving = false;
-        if (info.migrating) {
-          info.where = s.device();
-        } else {
-          info.where.reset();
-          info.engine_knows = false;
-        }
-      }
-    }
-  }
-
-  [[nodiscard]] static bool busy(const Context& ctx, JobId j) {
-    const JobView s = ctx.job(j);
-    return s.has_dispatchable_work() || s.unit_in_progress() || s.ops_in_flight() > 0;
-  }
-
-  /// Whether a job still claims its GPU against lower priorities.
-  [[nodiscard]] bool present(const Context& ctx, JobId j) {
-    if (!ctx.job(j).active()) return false;
-    if (return_idle_ns_ < 0 || busy(ctx, j)) return true;
-    return ctx.now() - jobs_[j].last_busy_ns < return_idle_ns_;
-  }
-
-  [[nodiscard]] std::vector<JobId> active_by_priority(const Context& ctx) {
-    std::vector<JobId> order;
-    for (JobId j : ctx.arrived_jobs()) {
-      if (ctx.job(j).active()) order.push_back(j);
-    }
-    std::stable_sort(order.begin(), order.end(), [&ctx](JobId a, JobId b) {
-      return ctx.job(a).spec().priority > ctx.job(b).spec().priority;
-    });
-    return order;
-  }
-
-  /// The device every active job should run on: the first in the ranking that it fits on and
-  /// that no present job of higher priority claims (a CPU is never claimed: I2).
-  [[nodiscard]] std::map<JobId, std::optional<DeviceId>> desired_devices(Context& ctx) {
-    std::map<JobId, std::optional<DeviceId>> desired;
-    std::vector<std::pair<int, DeviceId>> claims;  // (priority, GPU) of present jobs
-    for (JobId j : active_by_priority(ctx)) {
-      const Info& info = jobs_[j];
-      const int priority = ctx.job(j).spec().priority;
-      std::optional<DeviceId> choice;
-      for (DeviceId d : ranked_) {
-        if (info.no_fit.count(d)) continue;
-        const bool claimed = std::any_of(claims.begin(), claims.end(), [&](const auto& c) {
-          return c.second == d && c.first > priority;
-        });
-        if (migrate_ && is_gpu(ctx, d) && claimed) continue;
-        choice = d;
-        break;
-      }
-      if (!choice) {
-        // Every GPU it fits on belongs to a higher class and there is no CPU: wait there.
-        if (info.where && !info.no_fit.count(*info.where)) {
-          choice = info.where;
-        } else {
-          for (DeviceId d : ranked_) {
-            if (!info.no_fit.count(d)) {
-              choice = d;
-              break;
-            }
-          }
-        }
-      }
-      desired[j] = choice;
-      if (choice && present(ctx, j)) claims.emplace_back(priority, *choice);
-    }
-    return desired;
-  }
-
-  /// One placement round, lowest priority first (so displaced jobs start leaving before the
-  /// jobs that displace them need the memory). Returns whether the desired placement changed.
-  bool place_jobs(Context& ctx) {
-    const auto desired = desired_devices(ctx);
-    std::vector<JobId> order = active_by_priority(ctx);
-    std::reverse(order.begin(), order.end());
-    for (JobId j : order) {
-      Info& info = jobs_[j];
-      if (info.moving) continue;
-      const JobView s = ctx.job(j);
-      if (info.where && is_gpu(ctx, *info.where) &&
-          !s.resident_or_loading(*info.where, {0, s.model().layer_count()})) {
-        info.where.reset();  // its state was lost there (a dropped load): place it afresh
-        info.engine_knows = false;
-      }
-      const std::optional<DeviceId> want = desired.at(j);
-      if (!want) {
-        reject(ctx, j,
-               "out of memory: " + std::to_string(ctx.memory().persistent_bytes(j)) +
-                   " B of state and " + std::to_string(ctx.memory().ephemeral_bytes(j)) +
-                   " B of activations fit on no device");
-        return true;
-      }
-      if (info.where == want) continue;
-      switch (move(ctx, j, *want, desired)) {
-        case MoveResult::Moved:
-        case MoveResult::Wait:
-          break;
-        case MoveResult::NoFit:
-          info.no_fit.insert(*want);
-          return true;
-      }
-    }
-    return false;
-  }
-
-  /// Whether memory on `d` is about to be freed by a job leaving it.
-  [[nodiscard]] bool freeing(DeviceId d, const std::map<JobId, std::optional<DeviceId>>& desired) {
-    for (const auto& [j, info] : jobs_) {
-      if (info.moving && info.move_from == d && info.where != d) return true;
-      if (info.evict_from == d) return true;
-      if (info.where == d && !info.moving) {
-        auto it = desired.find(j);
-        if (it != desired.end() && it->second != d) return true;
-      }
-    }
-    return false;
-  }
-
-  MoveResult move(Context& ctx, JobId j, DeviceId to,
-                  const std::map<JobId, std::optional<DeviceId>>& desired) {
-    Info& info = jobs_[j];
-    const JobView s = ctx.job(j);
-    if (is_gpu(ctx, to)) {
-      const MemoryStats m = ctx.memory().stats(to);
-      const std::uint64_t state = ctx.memory().persistent_bytes(j);
-      const std::uint64_t need = state + ctx.memory().ephemeral_bytes(j);
-      if (need > m.capacity_bytes) return MoveResult::NoFit;
-      const bool already_there = s.resident_or_loading(to, {0, s.model().layer_count()});
-      const bool room = already_there || ctx.memory().fits(j, to);
-      if (!room) return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
-    }
-    const std::optional<DeviceId> from = info.where;
-    if (from) stop_compute(ctx, j, *from);
-    const LayerRange all{0, s.model().layer_count()};
-    const bool copy_needed = from && (is_gpu(ctx, *from) || is_gpu(ctx, to));
-    if (copy_needed && info.engine_knows && s.device() == *from &&
-        (!is_gpu(ctx, *from) || s.resident_or_loading(*from, all))) {
-      // The state moves device to device, after the drain, on a side copy stream.
-      const StreamId stream =
-          is_gpu(ctx, *from) ? gpus_[index_of(*from)].evac : gpus_[index_of(to)].load;
-      try {
-        (void)ctx.memory().migrate(j, to, stream);
-      } catch (const OutOfMemory&) {
-        return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
-      }
-      if (info.evict_from == to) info.evict_from.reset();
-      info.where = to;
-      info.moving = true;
-      info.migrating = true;
-      info.move_from = *from;
-      info.move_start_ns = ctx.now();
-      return MoveResult::Moved;
-    }
-    // Nothing of it ran where it is: bring the state from the host instead.
-    if (is_gpu(ctx, to)) {
-      try {
-        (void)load_whole(ctx, j, gpus_[index_of(to)].load);
-      } catch (const OutOfMemory&) {
-        return freeing(to, desired) ? MoveResult::Wait : MoveResult::NoFit;
-      }
-    }
-    if (from && is_gpu(ctx, *from) && *from != to && s.resident_bytes(*from) > 0) {
-      info.evict_from = *from;
-    }
-    if (info.evict_from == to) info.evict_from.reset();
-    info.where = to;
-    info.engine_knows = false;
-    info.moving = !s.resident(to, all);
-    info.migrating = false;
-    info.move_from = from.value_or(to);
-    info.move_start_ns = ctx.now();
-    return MoveResult::Moved;
-  }
-
-  /// Drops the job's queued work on `device` (its issued ops finish).
-  void stop_compute(Context& ctx, JobId j, DeviceId device) {
-    if (is_gpu(ctx, device)) {
-      Gpu& g = gpus_[index_of(device)];
-      if (g.holder == j && !g.preempted) preempt_holder(ctx, g);
-      return;
-    }
-    const Info& info = jobs_[j];
-    auto it = info.cpu_streams.find(device);
-    if (it != info.cpu_streams.end() &&
-        ctx.streams().queued(it->second) + ctx.streams().in_flight(it->second) > 0) {
-      ctx.preempt(j, PreemptMode::DropQueued);
-    }
-  }
-
-  void preempt_holder(Context& ctx, Gpu& g) {
-    ctx.preempt(*g.holder, PreemptMode::DropQueued);
-    g.preempted = true;
-    g.preempt_ns = ctx.now();
-  }
-
-  /// Frees stale copies of jobs that were re-placed before running where they were.
-  void finish_evictions(Context& ctx) {
-    for (auto& [j, info] : jobs_) {
-      if (!info.evict_from || !ctx.job(j).active()) continue;
-      const DeviceId d = *info.evict_from;
-      if (ctx.ops_in_flight(j, d) > 0) continue;
-      ctx.memory().evict(j, d);
-      info.evict_from.reset();
-      memory_freed(d);
-    }
-  }
-
-  // ---- the per-GPU token -------------------------------------------------------------------
-
-  void schedule_gpu(Context& ctx, DeviceId d) {
+void SwitchFlow::on_start(Context& ctx) {
+  ranked_ = rank_devices(ctx);
+  gpus_.resize(ctx.device_count());
+  for (DeviceId d : ranked_) {
+    if (!is_gpu(ctx, d)) continue;
+    const ContextId c = ctx.streams().default_context(d);
     Gpu& g = gpus_[index_of(d)];
-    if (g.holder) {
-      const bool drained =
-          ctx.streams().queued(g.compute) + ctx.streams().in_flight(g.compute) == 0;
-      if (drained || !ctx.job(*g.holder).active()) {
-        if (g.preempted) {
-          ctx.record("switchflow.preemption_drain_ms",
-                     static_cast<double>(ctx.now() - g.preempt_ns) * 1e-6);
-        }
-        g.holder.reset();
-        g.preempted = false;
+    g.compute = ctx.streams().create_stream(c, StreamOptions{0, in_flight_});
+    g.load = ctx.streams().create_stream(c, StreamOptions{0, 1});
+    g.evac = ctx.streams().create_stream(c, StreamOptions{0, 1});
+  }
+}
+
+void SwitchFlow::on_job_arrival(Context& ctx, JobId) {
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_request_arrival(Context& ctx, JobId job, RequestId) {
+  if (auto it = jobs_.find(job); it != jobs_.end()) it->second.last_busy_ns = ctx.now();
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_op_complete(Context& ctx, const OpRecord& r) {
+  if (auto it = jobs_.find(r.job); it != jobs_.end()) it->second.last_busy_ns = ctx.now();
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_request_complete(Context& ctx, JobId, RequestId) {
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_iteration_end(Context& ctx, JobId) {
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_job_finish(Context& ctx, JobId job) {
+  forget(job);
+  reconcile(ctx);
+}
+
+void SwitchFlow::on_timer(Context& ctx, TimerId, std::uint64_t tag) {
+  idle_timers_.erase(static_cast<TimeNs>(tag));
+  reconcile(ctx);
+}
+
+// ---- reconcile: placement (placement.cpp), tokens, dispatch -------------------------------------
+
+void SwitchFlow::reconcile(Context& ctx) {
+  for (JobId j : ctx.arrived_jobs()) {
+    // Jobs arriving together are all visible from the first arrival hook on.
+    auto [it, fresh] = jobs_.try_emplace(j);
+    if (fresh) it->second.seq = jobs_.size();
+    if (fresh || (ctx.job(j).active() && busy(ctx, j))) it->second.last_busy_ns = ctx.now();
+  }
+  settle_moves(ctx);
+  // Placement reaches a fixed point: each round either changes nothing, or marks a device
+  // a job does not fit on, or rejects a job (both finite).
+  for (int round = 0; round < 64 && place_jobs(ctx); ++round) {
+  }
+  finish_evictions(ctx);
+  for (DeviceId d : ranked_) {
+    if (is_gpu(ctx, d)) schedule_gpu(ctx, d);
+  }
+  for (JobId j : ctx.arrived_jobs()) {
+    const Info& info = jobs_[j];
+    if (ctx.job(j).active() && info.where && !is_gpu(ctx, *info.where)) pump_cpu(ctx, j);
+  }
+  arm_idle_timers(ctx);
+}
+
+bool SwitchFlow::busy(const Context& ctx, JobId j) {
+  const JobView s = ctx.job(j);
+  return s.has_dispatchable_work() || s.unit_in_progress() || s.ops_in_flight() > 0;
+}
+
+// ---- the per-GPU token --------------------------------------------------------------------------
+
+void SwitchFlow::preempt_holder(Context& ctx, Gpu& g) {
+  ctx.preempt(*g.holder, PreemptMode::DropQueued);
+  g.preempted = true;
+  g.preempt_ns = ctx.now();
+}
+
+void SwitchFlow::schedule_gpu(Context& ctx, DeviceId d) {
+  Gpu& g = gpus_[index_of(d)];
+  if (g.holder) {
+    const bool drained = ctx.streams().queued(g.compute) + ctx.streams().in_flight(g.compute) == 0;
+    if (drained || !ctx.job(*g.holder).active()) {
+      if (g.preempted) {
+        ctx.record("switchflow.preemption_drain_ms",
+                   static_cast<double>(ctx.now() - g.preempt_ns) * 1e-6);
       }
+      g.holder.reset();
+      g.preempted = false;
     }
-    const std::vector<JobId> waiting = waiting_jobs(ctx, d);
-    if (g.holder) {
-      // A higher class with work preempts the subgraph in flight, even while its own state is
-      // still being copied in: the preemptee's drain overlaps that copy (as graph
-      // construction overlaps the abort in the paper).
-      const int held = ctx.job(*g.holder).spec().priority;
-      const bool higher = std::any_of(waiting.begin(), waiting.end(),
-                                      [&](JobId j) { return ctx.job(j).spec().priority > held; });
-      if (higher && !g.preempted) preempt_holder(ctx, g);
+  }
+  const std::vector<JobId> waiting = waiting_jobs(ctx, d);
+  if (g.holder) {
+    // A higher class with work preempts the subgraph in flight, even while its own state is
+    // still being copied in: the preemptee's drain overlaps that copy (as graph
+    // construction overlaps the abort in the paper).
+    const int held = ctx.job(*g.holder).spec().priority;
+    const bool higher = std::any_of(waiting.begin(), waiting.end(),
+                                    [&](JobId j) { return ctx.job(j).spec().priority > held; });
+    if (higher && !g.preempted) preempt_holder(ctx, g);
+    return;
+  }
+  std::vector<JobId> no_room;
+  for (JobId j : waiting) {
+    // A job whose state is still being copied in gets the token only once the copy has
+    // ended (its completion hook runs reconcile again); until then the GPU is kept for it:
+    // nothing after it in token order (lower classes, or its class's jobs also being copied
+    // in) is granted. Its subgraph is never queued behind the copy: a preemption
+    // (DropQueued) may drop a copy that is still queued on its copy stream, and the
+    // subgraph's ops already issued to the GPU would then wait for it forever.
+    if (!resident_here(ctx, j, d)) return;
+    try {
+      dispatch_subgraph(ctx, j, g.compute);
+      g.holder = j;
+      jobs_[j].last_grant_ns = ctx.now();
       return;
+    } catch (const OutOfMemory&) {
+      no_room.push_back(j);  // its activations do not fit now; let another go
     }
-    std::vector<JobId> no_room;
-    for (JobId j : waiting) {
-      // A job whose state is still being copied in gets the token only once the copy has
-      // ended (its completion hook runs reconcile again); until then the GPU is kept for it:
-      // nothing after it in token order (lower classes, or its class's jobs also being copied
-      // in) is granted. Its subgraph is never queued behind the copy: a preemption
-      // (DropQueued) may drop a copy that is still queued on its copy stream, and the
-      // subgraph's ops already issued to the GPU would then wait for it forever.
-      if (!resident_here(ctx, j, d)) return;
-      try {
-        dispatch_subgraph(ctx, j, g.compute);
-        g.holder = j;
-        jobs_[j].last_grant_ns = ctx.now();
-        return;
-      } catch (const OutOfMemory&) {
-        no_room.push_back(j);  // its activations do not fit now; let another go
-      }
-    }
-    if (!no_room.empty()) break_memory_deadlock(ctx, d, no_room);
   }
+  if (!no_room.empty()) break_memory_deadlock(ctx, d, no_room);
+}
 
-  [[nodiscard]] static bool resident_here(const Context& ctx, JobId j, DeviceId d) {
-    return ctx.job(j).resident(d, {0, ctx.job(j).model().layer_count()});
-  }
+bool SwitchFlow::resident_here(const Context& ctx, JobId j, DeviceId d) {
+  return ctx.job(j).resident(d, {0, ctx.job(j).model().layer_count()});
+}
 
-  /// Jobs with work on GPU `d`, in token order: priority, then those whose state is already
-  /// there (a job still being copied in is next only when nothing of its class or above can
-  /// run: the GPU then waits for the copy), then least recently served, then arrival.
-  [[nodiscard]] std::vector<JobId> waiting_jobs(const Context& ctx, DeviceId d) {
-    std::vector<JobId> waiting;
-    for (JobId j : ctx.arrived_jobs()) {
-      const JobView s = ctx.job(j);
-      if (!s.active() || jobs_[j].where != d || !s.has_dispatchable_work()) continue;
-      if (!s.resident_or_loading(d, {0, s.model().layer_count()})) continue;
-      waiting.push_back(j);
-    }
-    const auto here = [&](JobId j) { return resident_here(ctx, j, d); };
-    std::stable_sort(waiting.begin(), waiting.end(), [&](JobId a, JobId b) {
-      const int pa = ctx.job(a).spec().priority, pb = ctx.job(b).spec().priority;
-      if (pa != pb) return pa > pb;
-      if (here(a) != here(b)) return here(a);
-      if (jobs_[a].last_grant_ns != jobs_[b].last_grant_ns) {
-        return jobs_[a].last_grant_ns < jobs_[b].last_grant_ns;
-      }
-      return jobs_[a].seq < jobs_[b].seq;
-    });
-    return waiting;
-  }
-
-  /// Dispatches the rest of the job's current subgraph (its executor's ready queue).
-  void dispatch_subgraph(Context& ctx, JobId j, StreamId stream) {
+std::vector<JobId> SwitchFlow::waiting_jobs(const Context& ctx, DeviceId d) {
+  std::vector<JobId> waiting;
+  for (JobId j : ctx.arrived_jobs()) {
     const JobView s = ctx.job(j);
-    const Cursor start = s.dispatched();
-    do {
-      ctx.dispatch(j, stream, DispatchOptions{layers_per_op_, {}});
-      jobs_[j].engine_knows = true;
-    } while (s.active() && s.has_dispatchable_work() && s.dispatched().unit == start.unit &&
-             (scope_ == SubgraphScope::Iteration || s.dispatched().pass == start.pass));
+    if (!s.active() || jobs_[j].where != d || !s.has_dispatchable_work()) continue;
+    if (!s.resident_or_loading(d, {0, s.model().layer_count()})) continue;
+    waiting.push_back(j);
   }
-
-  /// Nothing runs on GPU `d` and every waiting job lacks memory for its activations: move the
-  /// lowest-priority one down the ranking; with nowhere to go, it waits for the other jobs
-  /// there to free memory, or is rejected when they are all stuck the same way.
-  void break_memory_deadlock(Context& ctx, DeviceId d, const std::vector<JobId>& no_room) {
-    const Gpu& g = gpus_[index_of(d)];
-    const auto idle = [&](StreamId s) {
-      return ctx.streams().queued(s) + ctx.streams().in_flight(s) == 0;
-    };
-    if (!idle(g.compute) || !idle(g.load) || !idle(g.evac)) return;
-    const JobId victim = no_room.back();
-    Info& info = jobs_[victim];
-    const bool elsewhere = std::any_of(ranked_.begin(), ranked_.end(),
-                                       [&](DeviceId x) { return x != d && !info.no_fit.count(x); });
-    if (!elsewhere) {
-      // Others on `d` that are idle (a service between requests) will free memory later.
-      const bool others_will_free =
-          std::any_of(ctx.arrived_jobs().begin(), ctx.arrived_jobs().end(), [&](JobId j) {
-            return ctx.job(j).active() && jobs_[j].where == d &&
-                   std::find(no_room.begin(), no_room.end(), j) == no_room.end();
-          });
-      if (others_will_free) return;
-      reject(ctx, victim,
-             "out of memory: its activations (" +
-                 std::to_string(ctx.memory().ephemeral_bytes(victim)) +
-                 " B) do not fit in the free memory of device " + std::to_string(raw(d)) +
-                 " (largest free block " +
-                 std::to_string(ctx.memory().stats(d).largest_free_bytes) +
-                 " B) and no other device can hold it");
-      return;
+  const auto here = [&](JobId j) { return resident_here(ctx, j, d); };
+  std::stable_sort(waiting.begin(), waiting.end(), [&](JobId a, JobId b) {
+    const int pa = ctx.job(a).spec().priority, pb = ctx.job(b).spec().priority;
+    if (pa != pb) return pa > pb;
+    if (here(a) != here(b)) return here(a);
+    if (jobs_[a].last_grant_ns != jobs_[b].last_grant_ns) {
+      return jobs_[a].last_grant_ns < jobs_[b].last_grant_ns;
     }
-    info.no_fit.insert(d);
-    for (int round = 0; round < 64 && place_jobs(ctx); ++round) {
-    }
+    return jobs_[a].seq < jobs_[b].seq;
+  });
+  return waiting;
+}
+
+void SwitchFlow::dispatch_subgraph(Context& ctx, JobId j, StreamId stream) {
+  const JobView s = ctx.job(j);
+  const Cursor start = s.dispatched();
+  do {
+    ctx.dispatch(j, stream, DispatchOptions{layers_per_op_, {}});
+    jobs_[j].engine_knows = true;
+  } while (s.active() && s.has_dispatchable_work() && s.dispatched().unit == start.unit &&
+           (scope_ == SubgraphScope::Iteration || s.dispatched().pass == start.pass));
+}
+
+void SwitchFlow::break_memory_deadlock(Context& ctx, DeviceId d,
+                                       const std::vector<JobId>& no_room) {
+  const Gpu& g = gpus_[index_of(d)];
+  const auto idle = [&](StreamId s) {
+    return ctx.streams().queued(s) + ctx.streams().in_flight(s) == 0;
+  };
+  if (!idle(g.compute) || !idle(g.load) || !idle(g.evac)) return;
+  const JobId victim = no_room.back();
+  Info& info = jobs_[victim];
+  const bool elsewhere = std::any_of(ranked_.begin(), ranked_.end(),
+                                     [&](DeviceId x) { return x != d && !info.no_fit.count(x); });
+  if (!elsewhere) {
+    // Others on `d` that are idle (a service between requests) will free memory later.
+    const bool others_will_free =
+        std::any_of(ctx.arrived_jobs().begin(), ctx.arrived_jobs().end(), [&](JobId j) {
+          return ctx.job(j).active() && jobs_[j].where == d &&
+                 std::find(no_room.begin(), no_room.end(), j) == no_room.end();
+        });
+    if (others_will_free) return;
+    reject(ctx, victim,
+           "out of memory: its activations (" +
+               std::to_string(ctx.memory().ephemeral_bytes(victim)) +
+               " B) do not fit in the free memory of device " + std::to_string(raw(d)) +
+               " (largest free block " + std::to_string(ctx.memory().stats(d).largest_free_bytes) +
+               " B) and no other device can hold it");
+    return;
   }
-
-  // ---- CPU versions (no token) ---------------------------------------------------------------
-
-  void pump_cpu(Context& ctx, JobId j) {
-    Info& info = jobs_[j];
-    const DeviceId d = *info.where;
-    auto it = info.cpu_streams.find(d);
-    if (it == info.cpu_streams.end()) {
-      const StreamId s = ctx.streams().create_stream(ctx.streams().default_context(d),
-                                                     StreamOptions{0, in_flight_});
-      it = info.cpu_streams.emplace(d, s).first;
-    }
-    if (keep_busy(ctx, j, it->second, in_flight_, layers_per_op_) > 0) info.engine_knows = true;
+  info.no_fit.insert(d);
+  for (int round = 0; round < 64 && place_jobs(ctx); ++round) {
   }
+}
 
-  // ---- bookkeeping ---------------------------------------------------------------------------
+// ---- CPU versions (no token) --------------------------------------------------------------------
 
-  void arm_idle_timers(Context& ctx) {
-    if (return_idle_ns_ < 0) return;
-    for (JobId j : ctx.arrived_jobs()) {
-      if (!ctx.job(j).active() || busy(ctx, j)) continue;
-      const TimeNs expiry = jobs_[j].last_busy_ns + return_idle_ns_;
-      if (expiry <= ctx.now() || idle_timers_.count(expiry)) continue;
-      idle_timers_.insert(expiry);
-      ctx.set_timer(expiry - ctx.now(), static_cast<std::uint64_t>(expiry));
-    }
+void SwitchFlow::pump_cpu(Context& ctx, JobId j) {
+  Info& info = jobs_[j];
+  const DeviceId d = *info.where;
+  auto it = info.cpu_streams.find(d);
+  if (it == info.cpu_streams.end()) {
+    const StreamId s =
+        ctx.streams().create_stream(ctx.streams().default_context(d), StreamOptions{0, in_flight_});
+    it = info.cpu_streams.emplace(d, s).first;
   }
+  if (keep_busy(ctx, j, it->second, in_flight_, layers_per_op_) > 0) info.engine_knows = true;
+}
 
-  void memory_freed(DeviceId d) {
-    for (auto& [j, info] : jobs_) info.no_fit.erase(d);
+// ---- bookkeeping --------------------------------------------------------------------------------
+
+void SwitchFlow::arm_idle_timers(Context& ctx) {
+  if (return_idle_ns_ < 0) return;
+  for (JobId j : ctx.arrived_jobs()) {
+    if (!ctx.job(j).active() || busy(ctx, j)) continue;
+    const TimeNs expiry = jobs_[j].last_busy_ns + return_idle_ns_;
+    if (expiry <= ctx.now() || idle_timers_.count(expiry)) continue;
+    idle_timers_.insert(expiry);
+    ctx.set_timer(expiry - ctx.now(), static_cast<std::uint64_t>(expiry));
   }
+}
 
-  void forget(JobId j) {
-    auto it = jobs_.find(j);
-    if (it == jobs_.end()) return;
-    if (it->second.where) memory_freed(*it->second.where);
-    it->second.where.reset();
-    it->second.moving = false;
-    it->second.evict_from.reset();
-  }
+void SwitchFlow::memory_freed(DeviceId d) {
+  for (auto& [j, info] : jobs_) info.no_fit.erase(d);
+}
 
-  void reject(Context& ctx, JobId j, const std::string& reason) {
-    ctx.reject(j, reason);
-    forget(j);
-  }
+void SwitchFlow::forget(JobId j) {
+  auto it = jobs_.find(j);
+  if (it == jobs_.end()) return;
+  if (it->second.where) memory_freed(*it->second.where);
+  it->second.where.reset();
+  it->second.moving = false;
+  it->second.evict_from.reset();
+}
 
-  SubgraphScope scope_ = SubgraphScope::Iteration;
-  std::uint32_t layers_per_op_ = 1;
-  std::uint32_t in_flight_ = 2;
-  bool migrate_ = true;
-  DurationNs return_idle_ns_ = -1;
-
-  std::vector<DeviceId> ranked_;
-  std::vector<Gpu> gpus_;  ///< by device index (unused entries for CPUs)
-  std::map<JobId, Info> jobs_;
-  std::set<TimeNs> idle_timers_;
-};
+void SwitchFlow::reject(Context& ctx, JobId j, const std::string& reason) {
+  ctx.reject(j, reason);
+  forget(j);
+}
 
 GPUMUX_REGISTER_POLICY("switchflow", SwitchFlow,
                        "SwitchFlow: one GPU subgraph per GPU, priority preemption with "
                        "migration to a slower device");
 
-}  // namespace
 }  // namespace gpumux::policies::switchflow

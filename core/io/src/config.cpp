@@ -171,6 +171,210 @@ std::vector<std::string> path_warnings(const nlohmann::json& doc, const std::str
   return out;
 }
 
+// ---- parse_experiment's steps, in the order it reads the config's keys ----
+
+/// name, description, platform, platform_params, seed.
+void read_identity(JsonReader& r, ExperimentConfig& cfg) {
+  cfg.name = r.required_string("name");
+  if (!is_safe_result_name(cfg.name)) {
+    r.fail("name", "'" + cfg.name + "' must be " + std::string(kSafeResultNameRule) +
+                       " (it names the results folder)");
+  }
+  cfg.description = r.string_or("description", "");
+  cfg.platform = r.string_or("platform", "sim");
+  if (cfg.platform.empty()) r.fail("platform", "must not be empty");
+  if (const auto* pp = r.optional("platform_params")) {
+    if (!pp->is_object())
+      r.fail("platform_params", std::string("expected an object, got ") + pp->type_name());
+    cfg.platform_params = *pp;
+  }
+  const std::int64_t seed = r.int_or("seed", 1);
+  if (seed < 0) r.fail("seed", "must be >= 0");
+  cfg.seed = static_cast<std::uint64_t>(seed);
+}
+
+/// The "devices" list: each names a known profile, optionally with its memory.
+void read_device_list(JsonReader& r, ExperimentConfig& cfg, const std::string& file,
+                      const std::filesystem::path& repo_root) {
+  const auto& devices = r.required("devices");
+  if (!devices.is_array()) {
+    r.fail("devices", std::string("expected an array, got ") + devices.type_name());
+  }
+  if (devices.empty()) r.fail("devices", "needs at least one device");
+  if (devices.size() > kMaxDevices) {
+    r.fail("devices", "at most " + std::to_string(kMaxDevices) +
+                          " devices (a DeviceId is 16 "
+                          "bits), got " +
+                          std::to_string(devices.size()));
+  }
+  const auto profiles = device_profile_names(repo_root / "traces" / "devices");
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    JsonReader d(devices[i], file, index_path("devices", i));
+    DeviceConfig dc;
+    dc.profile = d.required_string("profile");
+    if (!std::binary_search(profiles.begin(), profiles.end(), dc.profile)) {
+      d.fail("profile",
+             "unknown device profile '" + dc.profile + "'; valid names: " + join(profiles));
+    }
+    if (d.has("memory_gib")) {
+      const double gib = d.positive("memory_gib", d.required_number("memory_gib"));
+      if (gib > 1e6) d.fail("memory_gib", "out of range (more than 1e6 GiB)");
+      dc.memory_bytes = static_cast<std::uint64_t>(std::llround(gib * 1073741824.0));
+    }
+    d.finish();
+    cfg.devices.push_back(std::move(dc));
+  }
+}
+
+// Devices: names are checked here; the profiles themselves are loaded by the platform. A
+// "cluster" expands into the devices instead (cluster_config.hpp).
+void read_devices(JsonReader& r, ExperimentConfig& cfg, const std::string& file,
+                  const std::filesystem::path& repo_root) {
+  if (r.has("cluster")) {
+    if (r.has("devices")) r.fail("cluster", "give either devices or cluster, not both");
+    ClusterExpansion cluster = parse_cluster(r.required("cluster"), file, "cluster", repo_root);
+    cfg.devices = std::move(cluster.devices);
+    cfg.topology = cluster.topology;
+  } else {
+    read_device_list(r, cfg, file, repo_root);
+  }
+}
+
+/// "policy": its name and params.
+void read_policy(JsonReader& r, ExperimentConfig& cfg) {
+  JsonReader p = r.object("policy");
+  cfg.policy = p.required_string("name");
+  if (cfg.policy.empty()) p.fail("name", "must not be empty");
+  if (const auto* params = p.optional("params")) {
+    if (!params->is_object()) {
+      p.fail("params", std::string("expected an object, got ") + params->type_name());
+    }
+    cfg.policy_params = *params;
+  }
+  p.finish();
+}
+
+/// workload.files: the jobs of each JSONL file, in order.
+void read_workload_files(JsonReader& w, const nlohmann::json& files, ExperimentConfig& cfg,
+                         std::vector<Origin>& origins, const std::string& file,
+                         const std::filesystem::path& repo_root) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& f = files[i];
+    const std::string key = index_path("files", i);
+    if (!f.is_string()) w.fail(key, std::string("expected a string, got ") + f.type_name());
+    const std::filesystem::path rel = f.get<std::string>();
+    const ResolvedInput found = resolve_input_path(rel, file, repo_root);
+    const std::filesystem::path& full = found.path;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(full, ec)) {
+      w.fail(key, "cannot open '" + full.string() + "'");
+    }
+    // Named as the config names it when found in the repository (as before); otherwise as
+    // found, so that the paths its lines name resolve against its own folder.
+    const std::string shown = found.via_repo_root ? rel.string() : full.string();
+    const std::string text = read_input_file(full, shown, kMaxTraceBytes, InputKind::Trace);
+    for (JobSpec& job : parse_jobs_jsonl_text(text, shown, repo_root)) {
+      cfg.jobs.push_back(std::move(job));
+      origins.push_back(Origin{shown, "", full});
+    }
+  }
+}
+
+// Workload: JSONL files, then inline jobs, then services; sorted by arrival afterwards.
+// Returns where each job came from, in the order of cfg.jobs.
+std::vector<Origin> read_workload(JsonReader& r, ExperimentConfig& cfg, const std::string& file,
+                                  const std::filesystem::path& repo_root) {
+  std::vector<Origin> origins;
+  JsonReader w = r.object("workload");
+  auto array_of = [&w](const std::string& key) -> const nlohmann::json* {
+    const auto* a = w.optional(key);
+    if (a && !a->is_array()) {
+      w.fail(key, std::string("expected an array, got ") + a->type_name());
+    }
+    return a;
+  };
+  if (const auto* files = array_of("files")) {
+    read_workload_files(w, *files, cfg, origins, file, repo_root);
+  }
+  if (const auto* jobs = array_of("jobs")) {
+    for (std::size_t i = 0; i < jobs->size(); ++i) {
+      const std::string path = w.path_of(index_path("jobs", i));
+      cfg.jobs.push_back(parse_job((*jobs)[i], file, path, repo_root));
+      origins.push_back(Origin{file, path, {}});
+    }
+  }
+  if (const auto* services = array_of("services")) {
+    for (std::size_t i = 0; i < services->size(); ++i) {
+      const std::string path = w.path_of(index_path("services", i));
+      cfg.jobs.push_back(parse_service((*services)[i], file, path, i, cfg.seed, repo_root));
+      origins.push_back(Origin{file, path, {}});
+    }
+  }
+  if (const auto* tuning = array_of("tuning")) {
+    for (std::size_t i = 0; i < tuning->size(); ++i) {
+      const std::string path = w.path_of(index_path("tuning", i));
+      cfg.tuning.push_back(parse_tuning((*tuning)[i], file, path, i));
+      for (JobSpec& job : trial_slots(cfg.tuning.back())) {
+        cfg.jobs.push_back(std::move(job));
+        origins.push_back(Origin{file, path, {}});
+      }
+    }
+  }
+  w.finish();
+  return origins;
+}
+
+/// horizon_s, out_dir, trace, events, compress, max_output_gib.
+void read_run_outputs(JsonReader& r, ExperimentConfig& cfg) {
+  const std::string& file = r.file();
+  if (const auto* h = r.optional("horizon_s")) {
+    if (!h->is_number())
+      r.fail("horizon_s", std::string("expected a number, got ") + h->type_name());
+    cfg.horizon_ns = r.required_duration("horizon_s", TimeUnit::Seconds, Sign::Positive);
+  }
+  cfg.out_dir_origin =
+      file + (r.has("out_dir") ? ": out_dir" : ": name (out_dir results/" + cfg.name + ")");
+  cfg.out_dir = r.string_or("out_dir", "results/" + cfg.name);
+  if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
+  cfg.write_trace = r.bool_or("trace", true);
+  cfg.write_events = r.bool_or("events", true);
+  cfg.compress = r.choice_or("compress", kCompressionNames, Compression::None);
+  if (r.has("max_output_gib")) {
+    const double gib = r.positive("max_output_gib", r.required_number("max_output_gib"));
+    if (gib > OutputBudget::kMaxGib) r.fail("max_output_gib", "out of range (more than 1 PiB)");
+    cfg.max_output_bytes = OutputBudget::gib_to_bytes(gib);
+  }
+}
+
+/// Every job names a known model (and its dynamic section resolves against it), and no two
+/// jobs share a name; errors name where the job came from.
+void check_jobs(ExperimentConfig& cfg, const std::vector<Origin>& origins, const std::string& file,
+                const std::filesystem::path& repo_root) {
+  if (cfg.jobs.empty()) {
+    throw ConfigError(file, "workload", "no jobs: give workload.files, jobs, services or tuning");
+  }
+  const ModelCatalog catalog(repo_root / "traces" / "models");
+  const auto models = catalog.names();
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < cfg.jobs.size(); ++i) {
+    const JobSpec& job = cfg.jobs[i];
+    if (!std::binary_search(models.begin(), models.end(), job.model)) {
+      fail_at(origins[i], job.name, "model",
+              "unknown model '" + job.model + "'; valid names: " + join(models));
+    }
+    if (job.dynamic) {
+      try {
+        job.dynamic->resolve(catalog.at(job.model));
+      } catch (const std::invalid_argument& e) {
+        fail_at(origins[i], job.name, "dynamic", e.what());
+      }
+    }
+    if (auto [it, fresh] = seen.emplace(job.name, i); !fresh) {
+      fail_at(origins[i], job.name, "name", "duplicate job name '" + job.name + "'");
+    }
+  }
+}
+
 }  // namespace
 
 void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& file) {
@@ -251,181 +455,17 @@ ExperimentConfig parse_experiment(nlohmann::json doc, const std::string& file,
   ExperimentConfig cfg;
   cfg.file = file;
   JsonReader r(doc, file, "");
-
-  cfg.name = r.required_string("name");
-  if (!is_safe_result_name(cfg.name)) {
-    r.fail("name", "'" + cfg.name + "' must be " + std::string(kSafeResultNameRule) +
-                       " (it names the results folder)");
-  }
-  cfg.description = r.string_or("description", "");
-  cfg.platform = r.string_or("platform", "sim");
-  if (cfg.platform.empty()) r.fail("platform", "must not be empty");
-  if (const auto* pp = r.optional("platform_params")) {
-    if (!pp->is_object())
-      r.fail("platform_params", std::string("expected an object, got ") + pp->type_name());
-    cfg.platform_params = *pp;
-  }
-  const std::int64_t seed = r.int_or("seed", 1);
-  if (seed < 0) r.fail("seed", "must be >= 0");
-  cfg.seed = static_cast<std::uint64_t>(seed);
-
-  // Devices: names are checked here; the profiles themselves are loaded by the platform. A
-  // "cluster" expands into the devices instead (cluster_config.hpp).
-  if (r.has("cluster")) {
-    if (r.has("devices")) r.fail("cluster", "give either devices or cluster, not both");
-    ClusterExpansion cluster = parse_cluster(r.required("cluster"), file, "cluster", repo_root);
-    cfg.devices = std::move(cluster.devices);
-    cfg.topology = cluster.topology;
-  } else {
-    const auto& devices = r.required("devices");
-    if (!devices.is_array()) {
-      r.fail("devices", std::string("expected an array, got ") + devices.type_name());
-    }
-    if (devices.empty()) r.fail("devices", "needs at least one device");
-    if (devices.size() > kMaxDevices) {
-      r.fail("devices", "at most " + std::to_string(kMaxDevices) +
-                            " devices (a DeviceId is 16 "
-                            "bits), got " +
-                            std::to_string(devices.size()));
-    }
-    const auto profiles = device_profile_names(repo_root / "traces" / "devices");
-    for (std::size_t i = 0; i < devices.size(); ++i) {
-      JsonReader d(devices[i], file, index_path("devices", i));
-      DeviceConfig dc;
-      dc.profile = d.required_string("profile");
-      if (!std::binary_search(profiles.begin(), profiles.end(), dc.profile)) {
-        d.fail("profile",
-               "unknown device profile '" + dc.profile + "'; valid names: " + join(profiles));
-      }
-      if (d.has("memory_gib")) {
-        const double gib = d.positive("memory_gib", d.required_number("memory_gib"));
-        if (gib > 1e6) d.fail("memory_gib", "out of range (more than 1e6 GiB)");
-        dc.memory_bytes = static_cast<std::uint64_t>(std::llround(gib * 1073741824.0));
-      }
-      d.finish();
-      cfg.devices.push_back(std::move(dc));
-    }
-  }
-
+  read_identity(r, cfg);
+  read_devices(r, cfg, file, repo_root);
   cfg.cost.precision = r.choice_or("precision", kPrecisionNames, Precision::Fp32);
   cfg.cost.framework_overhead_ns =
       r.duration_or("framework_overhead_us", TimeUnit::Microseconds, 0);
-
-  {
-    JsonReader p = r.object("policy");
-    cfg.policy = p.required_string("name");
-    if (cfg.policy.empty()) p.fail("name", "must not be empty");
-    if (const auto* params = p.optional("params")) {
-      if (!params->is_object()) {
-        p.fail("params", std::string("expected an object, got ") + params->type_name());
-      }
-      cfg.policy_params = *params;
-    }
-    p.finish();
-  }
-
-  // Workload: JSONL files, then inline jobs, then services; sorted by arrival afterwards.
-  std::vector<Origin> origins;
-  {
-    JsonReader w = r.object("workload");
-    auto array_of = [&w](const std::string& key) -> const nlohmann::json* {
-      const auto* a = w.optional(key);
-      if (a && !a->is_array()) {
-        w.fail(key, std::string("expected an array, got ") + a->type_name());
-      }
-      return a;
-    };
-    if (const auto* files = array_of("files")) {
-      for (std::size_t i = 0; i < files->size(); ++i) {
-        const auto& f = (*files)[i];
-        const std::string key = index_path("files", i);
-        if (!f.is_string()) w.fail(key, std::string("expected a string, got ") + f.type_name());
-        const std::filesystem::path rel = f.get<std::string>();
-        const ResolvedInput found = resolve_input_path(rel, file, repo_root);
-        const std::filesystem::path& full = found.path;
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(full, ec)) {
-          w.fail(key, "cannot open '" + full.string() + "'");
-        }
-        // Named as the config names it when found in the repository (as before); otherwise as
-        // found, so that the paths its lines name resolve against its own folder.
-        const std::string shown = found.via_repo_root ? rel.string() : full.string();
-        const std::string text = read_input_file(full, shown, kMaxTraceBytes, InputKind::Trace);
-        for (JobSpec& job : parse_jobs_jsonl_text(text, shown, repo_root)) {
-          cfg.jobs.push_back(std::move(job));
-          origins.push_back(Origin{shown, "", full});
-        }
-      }
-    }
-    if (const auto* jobs = array_of("jobs")) {
-      for (std::size_t i = 0; i < jobs->size(); ++i) {
-        const std::string path = w.path_of(index_path("jobs", i));
-        cfg.jobs.push_back(parse_job((*jobs)[i], file, path, repo_root));
-        origins.push_back(Origin{file, path, {}});
-      }
-    }
-    if (const auto* services = array_of("services")) {
-      for (std::size_t i = 0; i < services->size(); ++i) {
-        const std::string path = w.path_of(index_path("services", i));
-        cfg.jobs.push_back(parse_service((*services)[i], file, path, i, cfg.seed, repo_root));
-        origins.push_back(Origin{file, path, {}});
-      }
-    }
-    if (const auto* tuning = array_of("tuning")) {
-      for (std::size_t i = 0; i < tuning->size(); ++i) {
-        const std::string path = w.path_of(index_path("tuning", i));
-        cfg.tuning.push_back(parse_tuning((*tuning)[i], file, path, i));
-        for (JobSpec& job : trial_slots(cfg.tuning.back())) {
-          cfg.jobs.push_back(std::move(job));
-          origins.push_back(Origin{file, path, {}});
-        }
-      }
-    }
-    w.finish();
-  }
-
-  if (const auto* h = r.optional("horizon_s")) {
-    if (!h->is_number())
-      r.fail("horizon_s", std::string("expected a number, got ") + h->type_name());
-    cfg.horizon_ns = r.required_duration("horizon_s", TimeUnit::Seconds, Sign::Positive);
-  }
-  cfg.out_dir_origin =
-      file + (r.has("out_dir") ? ": out_dir" : ": name (out_dir results/" + cfg.name + ")");
-  cfg.out_dir = r.string_or("out_dir", "results/" + cfg.name);
-  if (cfg.out_dir.empty()) r.fail("out_dir", "must not be empty");
-  cfg.write_trace = r.bool_or("trace", true);
-  cfg.write_events = r.bool_or("events", true);
-  cfg.compress = r.choice_or("compress", kCompressionNames, Compression::None);
-  if (r.has("max_output_gib")) {
-    const double gib = r.positive("max_output_gib", r.required_number("max_output_gib"));
-    if (gib > OutputBudget::kMaxGib) r.fail("max_output_gib", "out of range (more than 1 PiB)");
-    cfg.max_output_bytes = OutputBudget::gib_to_bytes(gib);
-  }
+  read_policy(r, cfg);
+  const std::vector<Origin> origins = read_workload(r, cfg, file, repo_root);
+  read_run_outputs(r, cfg);
   r.finish();
 
-  if (cfg.jobs.empty()) {
-    throw ConfigError(file, "workload", "no jobs: give workload.files, jobs, services or tuning");
-  }
-  const ModelCatalog catalog(repo_root / "traces" / "models");
-  const auto models = catalog.names();
-  std::map<std::string, std::size_t> seen;
-  for (std::size_t i = 0; i < cfg.jobs.size(); ++i) {
-    const JobSpec& job = cfg.jobs[i];
-    if (!std::binary_search(models.begin(), models.end(), job.model)) {
-      fail_at(origins[i], job.name, "model",
-              "unknown model '" + job.model + "'; valid names: " + join(models));
-    }
-    if (job.dynamic) {
-      try {
-        job.dynamic->resolve(catalog.at(job.model));
-      } catch (const std::invalid_argument& e) {
-        fail_at(origins[i], job.name, "dynamic", e.what());
-      }
-    }
-    if (auto [it, fresh] = seen.emplace(job.name, i); !fresh) {
-      fail_at(origins[i], job.name, "name", "duplicate job name '" + job.name + "'");
-    }
-  }
+  check_jobs(cfg, origins, file, repo_root);
   std::stable_sort(cfg.jobs.begin(), cfg.jobs.end(),
                    [](const JobSpec& a, const JobSpec& b) { return a.arrival_ns < b.arrival_ns; });
   validate_jobs(cfg.jobs, file);

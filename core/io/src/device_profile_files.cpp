@@ -87,17 +87,9 @@ std::vector<DurationNs> read_times(JsonReader& r, const std::string& key, const 
   return out;
 }
 
-DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) {
-  JsonReader r(doc, file, "");
-  DeviceProfile p;
-  p.name = r.required_string("name");
-  p.display_name = r.required_string("display_name");
-  p.kind = r.required_choice("kind", kDeviceKindNames);
-  const bool gpu = p.kind == DeviceKind::Gpu;
-  p.memory_bytes =
-      r.integer_in<std::uint64_t>("memory_bytes", 1, static_cast<std::int64_t>(kMaxMemoryBytes));
-  p.sm_count = r.integer_in<std::uint32_t>("sm_count", 1, kMaxSmsOrTile);
+// ---- parse_profile's steps, one per section of the file, in the order it reads them ----
 
+void read_compute(JsonReader& r, DeviceProfile& p) {
   JsonReader c = r.object("compute");
   p.fp32_tflops = tflops(c, "fp32_tflops", false);
   p.tf32_tflops = tflops(c, "tf32_tflops", true);  // 0: no tensor-core path for this precision
@@ -112,7 +104,9 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   p.tile_m = c.integer_in<std::uint32_t>("tile_m", 1, kMaxSmsOrTile);
   p.tile_n = c.integer_in<std::uint32_t>("tile_n", 1, kMaxSmsOrTile);
   c.finish();
+}
 
+void read_kernels(JsonReader& r, DeviceProfile& p) {
   JsonReader kernels = r.object("kernels");
   p.launch_ns = duration(kernels, "launch_ns");
   JsonReader per_layer = kernels.object("per_layer");
@@ -121,7 +115,9 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   }
   per_layer.finish();
   kernels.finish();
+}
 
+void read_link(JsonReader& r, DeviceProfile& p, bool gpu) {
   JsonReader link = r.object("link");
   // A CPU device has no host link of its own; a GPU must be able to move bytes.
   p.h2d_gbps = gbps(link, "h2d_gbps", !gpu);
@@ -132,7 +128,9 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   p.pageable_factor = ranged(link, "pageable_factor", kMinFraction, 1.0, !gpu);
   p.peer_gbps = gbps(link, "peer_gbps", true);
   link.finish();
+}
 
+void read_runtime(JsonReader& r, DeviceProfile& p) {
   JsonReader rt = r.object("runtime");
   if (rt.has("process_start_ns")) {
     rt.fail("process_start_ns",
@@ -159,52 +157,74 @@ DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) 
   p.host_round_trip_ns = rt.has("host_round_trip_ns") ? duration(rt, "host_round_trip_ns") : 0;
   p.process_start_ns = p.interpreter_start_ns + p.framework_import_ns + p.library_init_ns;
   rt.finish();
+}
 
+void read_sharing(JsonReader& r, DeviceProfile& p) {
   JsonReader sharing = r.object("sharing");
   p.timeslice_ns = duration(sharing, "timeslice_ns");
   p.context_switch_ns = duration(sharing, "context_switch_ns");
   p.mps_efficiency = fraction(sharing, "mps_efficiency");
   p.concurrent_efficiency = fraction(sharing, "concurrent_efficiency");
   sharing.finish();
+}
 
-  {
-    const auto& sources = r.required("sources");
-    JsonReader s(sources, file, "sources");
-    for (const auto& [key, value] : sources.items()) {
-      if (!s.required(key).is_string()) s.fail(key, "expected a string naming the source");
-    }
-    s.finish();
+/// "sources": each value a string naming where a number came from.
+void check_sources(JsonReader& r, const std::string& file) {
+  const auto& sources = r.required("sources");
+  JsonReader s(sources, file, "sources");
+  for (const auto& [key, value] : sources.items()) {
+    if (!s.required(key).is_string()) s.fail(key, "expected a string naming the source");
   }
+  s.finish();
+}
 
+/// "calibrated": per model, per batch size, the measured per-layer times.
+void read_calibrated(const nlohmann::json& cal, const std::string& file, DeviceProfile& p) {
+  JsonReader models(cal, file, "calibrated");
+  for (const auto& [model, batches] : cal.items()) {
+    JsonReader br(models.required(model), file, models.path_of(model));
+    auto& by_batch = p.calibrated[model];
+    for (const auto& [batch_text, times] : batches.items()) {
+      std::uint32_t batch = 0;
+      const char* first = batch_text.data();
+      const char* last = first + batch_text.size();
+      auto [ptr, ec] = std::from_chars(first, last, batch);
+      if (ec != std::errc() || ptr != last || batch < 1) {
+        br.fail(batch_text, "a batch size key must be an integer >= 1");
+      }
+      JsonReader tr(br.required(batch_text), file, br.path_of(batch_text));
+      LayerTimes t;
+      t.forward_ns = read_times(tr, "forward_ns", tr.required("forward_ns"));
+      if (const auto* bwd = tr.optional("backward_ns")) {
+        t.backward_ns = read_times(tr, "backward_ns", *bwd);
+      }
+      tr.finish();
+      by_batch[batch] = std::move(t);
+    }
+    br.finish();
+  }
+  models.finish();
+}
+
+DeviceProfile parse_profile(const nlohmann::json& doc, const std::string& file) {
+  JsonReader r(doc, file, "");
+  DeviceProfile p;
+  p.name = r.required_string("name");
+  p.display_name = r.required_string("display_name");
+  p.kind = r.required_choice("kind", kDeviceKindNames);
+  const bool gpu = p.kind == DeviceKind::Gpu;
+  p.memory_bytes =
+      r.integer_in<std::uint64_t>("memory_bytes", 1, static_cast<std::int64_t>(kMaxMemoryBytes));
+  p.sm_count = r.integer_in<std::uint32_t>("sm_count", 1, kMaxSmsOrTile);
+  read_compute(r, p);
+  read_kernels(r, p);
+  read_link(r, p, gpu);
+  read_runtime(r, p);
+  read_sharing(r, p);
+  check_sources(r, file);
   p.provenance = r.string_or("provenance", "");
   p.calibrated_precision = r.choice_or("calibrated_precision", kPrecisionNames, Precision::Fp32);
-
-  if (const auto* cal = r.optional("calibrated")) {
-    JsonReader models(*cal, file, "calibrated");
-    for (const auto& [model, batches] : cal->items()) {
-      JsonReader br(models.required(model), file, models.path_of(model));
-      auto& by_batch = p.calibrated[model];
-      for (const auto& [batch_text, times] : batches.items()) {
-        std::uint32_t batch = 0;
-        const char* first = batch_text.data();
-        const char* last = first + batch_text.size();
-        auto [ptr, ec] = std::from_chars(first, last, batch);
-        if (ec != std::errc() || ptr != last || batch < 1) {
-          br.fail(batch_text, "a batch size key must be an integer >= 1");
-        }
-        JsonReader tr(br.required(batch_text), file, br.path_of(batch_text));
-        LayerTimes t;
-        t.forward_ns = read_times(tr, "forward_ns", tr.required("forward_ns"));
-        if (const auto* bwd = tr.optional("backward_ns")) {
-          t.backward_ns = read_times(tr, "backward_ns", *bwd);
-        }
-        tr.finish();
-        by_batch[batch] = std::move(t);
-      }
-      br.finish();
-    }
-    models.finish();
-  }
+  if (const auto* cal = r.optional("calibrated")) read_calibrated(*cal, file, p);
   if (const auto* fits = r.optional("calibration")) {
     // Free-form record of the measured fits; kept in the file, not interpreted here.
     if (!fits->is_object()) r.fail("calibration", "expected an object");

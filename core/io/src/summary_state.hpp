@@ -64,4 +64,15 @@ struct State {
 /// The summary's "tuning" section (summary_tuning.cpp): one object per tuning job.
 [[nodiscard]] nlohmann::json tuning_section(const State& st);
 
+/// A service's requests (summary_requests.cpp): arrived before the run's end, never served,
+/// and unserved with their SLO deadline passed before the end.
+struct RequestCounts {
+  std::uint64_t arrived = 0, unserved = 0, slo_missed_unserved = 0;
+};
+/// Counts `spec`'s requests up to `end_ns`; sorts a.served_arrivals.
+[[nodiscard]] RequestCounts count_requests(const JobSpec& spec, JobAcc& a, TimeNs end_ns);
+/// Number of "on" phases of a closed-loop client that began before `until` (and before the
+/// client's end).
+[[nodiscard]] std::uint64_t phases_begun(const ClosedLoop& c, TimeNs until);
+
 }  // namespace gpumux::summary_detail
