@@ -412,4 +412,3 @@ TEST_CASE("CUDA preemption drops queued work and the job resumes", "[gpu]") {
   for (std::uint64_t i = 8; i < 11; ++i) CHECK(rec.ended.at(OpId{i}).status == OpStatus::Aborted);
   CHECK(platform.real_runtime().pending() == 0);
 }
-

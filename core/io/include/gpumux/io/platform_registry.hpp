@@ -35,7 +35,7 @@ struct ModelUse {
 };
 
 struct PlatformSetup {
-  std::vector<DeviceProfile> profiles;  ///< one per device, DeviceId = index
+  std::vector<DeviceProfile> profiles;   ///< one per device, DeviceId = index
   const ModelCatalog* models = nullptr;  ///< for backends that stage real weights
   /// The models the workload's jobs name (sorted, unique): what a real backend stages first.
   std::vector<std::string> workload_models;
