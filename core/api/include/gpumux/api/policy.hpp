@@ -6,9 +6,8 @@
 //    finished job, running layers whose weights are not on the device, an unknown stream,
 //    waiting for an op never issued) throws PolicyError naming the policy and the command,
 //    which ends the run; a refused command has changed nothing (D21);
-//  - memory is finite: memory().load() and dispatch() may throw OutOfMemory, which a policy may
-//  catch
-//    (e.g. to reject the job).
+//  - memory is finite: memory().load() and dispatch() may throw OutOfMemory, which a policy
+//    may catch (e.g. to reject the job).
 // See docs/writing-a-policy.md for a complete example; a policy registers itself with
 // GPUMUX_REGISTER_POLICY (gpumux/io/policy_registry.hpp).
 #pragma once
