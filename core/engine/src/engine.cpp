@@ -35,14 +35,7 @@ std::vector<JobState> make_states(const std::vector<JobSpec>& specs, const Model
         throw Error("job '" + specs[i].name + "': dynamic: " + e.what());
       }
     }
-    s.residency.resize(devices.size());
-    for (std::size_t d = 0; d < devices.size(); ++d) {
-      auto& r = s.residency[d];
-      const bool cpu = devices[d]->profile().kind == DeviceKind::Cpu;
-      r.reset(s.model->layer_count(), cpu ? Residency::Resident : Residency::Absent);
-      r.loading_op.assign(s.model->layer_count(), OpId{});
-      r.offsets.assign(s.model->layer_count(), 0);
-    }
+    Placement::init_residency(s, devices);
   }
   return states;
 }
@@ -155,23 +148,14 @@ void EngineImpl::on_op_finished(const OpRecord& r) {
       ++s.ops_completed;
       switch (info.purpose) {
         case OpPurpose::LoadWeights:
-          for (std::uint32_t i = info.layers.first; i < info.layers.last; ++i) {
-            if (res.layers[i] == Residency::Loading && res.loading_op[i] == r.op) {
-              res.set(i, Residency::Resident);
-            }
-          }
+          Placement::mark_loaded(s, info.device, info.layers, r.op);
           hooks_.op_complete(info.job, r);
           break;
         case OpPurpose::MigrateState: {
           // Source state is released; the destination becomes resident.
           placement_.release_weights(s, info.migrate_from);
           placement_.release_activations(s, info.migrate_from);
-          auto& dst = s.residency[index_of(info.migrate_to)];
-          for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
-            if (dst.layers[i] == Residency::Loading && dst.loading_op[i] == r.op) {
-              dst.set(i, Residency::Resident);
-            }
-          }
+          Placement::mark_loaded(s, info.migrate_to, LayerRange{0, s.layer_count}, r.op);
           hooks_.op_complete(info.job, r);
           break;
         }
@@ -294,7 +278,6 @@ void EngineImpl::stop_trial(JobState& s) {
 }
 
 void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
-  DeviceResidency& res = s.residency[index_of(info.device)];
   switch (info.purpose) {
     case OpPurpose::Forward:
     case OpPurpose::Backward:
@@ -312,21 +295,13 @@ void EngineImpl::rewind(JobState& s, const OpInfo& info, bool lose_unit) {
       }
       break;
     case OpPurpose::LoadWeights:
-      for (std::uint32_t i = info.layers.first; i < info.layers.last; ++i) {
-        if (res.layers[i] == Residency::Loading && res.loading_op[i] == OpId{}) continue;
-        if (res.layers[i] == Residency::Loading) res.set(i, Residency::Absent);
-      }
+      Placement::mark_load_failed(s, info.device, info.layers);
       placement_.release_load(s, info.device, info.load_allocation);
       break;
     case OpPurpose::MigrateState: {
       // The copy never happened: the state stays where it was.
       const DeviceId dst = info.migrate_to;
-      auto& d = s.residency[index_of(dst)];
-      for (std::uint32_t i = 0; i < s.model->layer_count(); ++i) {
-        if (d.layers[i] == Residency::Loading) {
-          d.set(i, is_gpu(dst) ? Residency::Absent : Residency::Resident);
-        }
-      }
+      placement_.mark_migration_failed(s, dst);
       if (is_gpu(dst)) placement_.release_weights(s, dst);
       if (s.device == dst) s.device = info.migrate_from;
       break;

@@ -108,10 +108,7 @@ OpHandle EngineImpl::load(JobId job, StreamId copy_stream, LayerRange range, Loa
   info.counts_in_flight = true;
   info.load_allocation = allocation;
   const OpId id{ops_.size()};
-  for (std::uint32_t i = range.first; i < range.last; ++i) {
-    res.set(i, Residency::Loading);
-    res.loading_op[i] = id;
-  }
+  Placement::mark_loading(s, device, range, id);
   if (s.phase == JobPhase::Waiting) s.phase = JobPhase::Running;
   new_op(spec, info);
   return OpHandle{id, true};
@@ -187,10 +184,7 @@ OpHandle EngineImpl::migrate(JobId job, DeviceId to, StreamId copy_stream) {
   info.migrate_from = from;
   info.migrate_to = to;
   const OpId id{ops_.size()};
-  for (std::uint32_t i = 0; i < all.last; ++i) {
-    dst.set(i, Residency::Loading);
-    dst.loading_op[i] = id;
-  }
+  Placement::mark_loading(s, to, all, id);
   s.device = to;
   events_.migrate(job, from, to, spec.bytes);
   new_op(spec, info);

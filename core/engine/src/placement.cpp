@@ -181,4 +181,16 @@ void Placement::place_layers(const JobState& s, DeviceResidency& res, LayerRange
   }
 }
 
+void Placement::init_residency(JobState& s, const std::vector<Device*>& devices) {
+  const std::uint32_t layers = s.layer_count;
+  s.residency.resize(devices.size());
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    auto& r = s.residency[d];
+    const bool cpu = devices[d]->profile().kind == DeviceKind::Cpu;
+    r.reset(layers, cpu ? Residency::Resident : Residency::Absent);
+    r.loading_op.assign(layers, OpId{});
+    r.offsets.assign(layers, 0);
+  }
+}
+
 }  // namespace gpumux

@@ -1,6 +1,7 @@
 // Placement: where jobs' state lives in device memory. Owns one memory resource per device
-// (a best-fit pool over the device's arena) and keeps each job's residency (which
-// allocations it holds, the arena offset of every layer) in step with it. Every allocation
+// (a best-fit pool over the device's arena), keeps each job's residency (which allocations
+// it holds, the arena offset of every layer) in step with it, and owns every layer's
+// Absent -> Loading -> Resident transitions. Every allocation
 // and release is logged (Alloc/Free events) through the engine's event sink.
 //
 // CPU devices hold everything: nothing is allocated there and weights are always resident.
@@ -53,6 +54,50 @@ class Placement {
   void place_state(JobState& s, DeviceId device);
   /// Releases the allocation a load made (the load never happened).
   void release_load(JobState& s, DeviceId device, std::size_t allocation);
+
+  // ---- residency: the Absent -> Loading -> Resident state of each layer on each device ----
+  // Placement owns these transitions; the engine calls them at a load's or a migration's
+  // issue, completion and failure (inline: on the per-op path).
+
+  /// A new job's residency on every device: its layers Resident on a CPU (host memory holds
+  /// them), Absent on a GPU.
+  static void init_residency(JobState& s, const std::vector<Device*>& devices);
+  /// `op` (a load, or a migration to `device`) is copying `range` there.
+  static void mark_loading(JobState& s, DeviceId device, LayerRange range, OpId op) noexcept {
+    auto& res = s.residency[index_of(device)];
+    for (std::uint32_t i = range.first; i < range.last; ++i) {
+      res.set(i, Residency::Loading);
+      res.loading_op[i] = op;
+    }
+  }
+  /// `op` completed: the layers of `range` on `device` it was loading are Resident (a later
+  /// load of the same layer may have taken them over: those stay its).
+  static void mark_loaded(JobState& s, DeviceId device, LayerRange range, OpId op) noexcept {
+    auto& res = s.residency[index_of(device)];
+    for (std::uint32_t i = range.first; i < range.last; ++i) {
+      if (res.layers[i] == Residency::Loading && res.loading_op[i] == op) {
+        res.set(i, Residency::Resident);
+      }
+    }
+  }
+  /// A load of `range` on `device` was dropped or aborted: its Loading layers are Absent again,
+  /// except those marked with no op.
+  static void mark_load_failed(JobState& s, DeviceId device, LayerRange range) noexcept {
+    auto& res = s.residency[index_of(device)];
+    for (std::uint32_t i = range.first; i < range.last; ++i) {
+      if (res.layers[i] == Residency::Loading && res.loading_op[i] == OpId{}) continue;
+      if (res.layers[i] == Residency::Loading) res.set(i, Residency::Absent);
+    }
+  }
+  /// A migration to `device` never happened: its Loading layers are Absent on a GPU, Resident
+  /// on a CPU (host memory still holds them).
+  void mark_migration_failed(JobState& s, DeviceId device) const noexcept {
+    auto& res = s.residency[index_of(device)];
+    const Residency back = is_gpu(device) ? Residency::Absent : Residency::Resident;
+    for (std::uint32_t i = 0; i < res.layers.size(); ++i) {
+      if (res.layers[i] == Residency::Loading) res.set(i, back);
+    }
+  }
   /// Activations for the unit being dispatched, if not held yet (inline: once per dispatch).
   /// Makes sure the job holds activations on `device` for a unit of `requests` requests
   /// (training: its iteration). May throw OutOfMemory, having changed nothing.
